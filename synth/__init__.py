@@ -1,0 +1,1 @@
+"""ledgerlm.synth: real filings -> canonical facts -> indices -> FinIndices-style datasets."""

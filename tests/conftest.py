@@ -1,0 +1,38 @@
+"""Test setup: offline, with the shared tiktoken files and the real tokenizer when present."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if (SHARED / "tiktoken").is_dir():
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(SHARED / "tiktoken"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip("../shared is not present")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def tokenizer_json() -> Path:
+    """The real 128k-vocab BPE tokenizer used to build tiny random models in tests."""
+    path = SHARED / "tokenizers" / "deepseek-v3" / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip("../shared/tokenizers/deepseek-v3/tokenizer.json is not present")
+    return path
