@@ -1,0 +1,478 @@
+"""FactStore: canonical facts arranged by report, plus the exact period algebra over them.
+
+    from ledgerlm.synth.statements.sources import load_facts
+    from ledgerlm.synth.statements.store import FactStore
+    store = FactStore(load_facts())
+    store.value("NVDA", "operating_income", "FY2026Q4").value   # FY - nine-month YTD
+    store.report_statement("AAPL", "FY2023", "income")          # DESIGN.md statement dict
+
+Every value is derived from *reports* (one filing's year-to-date flows and period-end stocks), so a
+store restricted to the reports a prompt shows (`restrict`) answers exactly what that prompt allows:
+a missing report raises `NotDerivable` naming it (the deficiency trap rests on this).
+
+The fiscal calendar is read from the facts: annual windows (350-380 days) are fiscal years, labelled
+by the fiscal year the 10-K/20-F itself declares for its own latest period (Apple FY2023 ends
+2023-09-30; NVIDIA FY2026 ends 2026-01-25); 52/53-week years need no special case because every
+window is matched by its actual start and end dates.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from ledgerlm.errors import InputError, LedgerError, NotDerivable
+from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
+
+ANNUAL_DAYS = (350, 380)
+QUARTER_DAYS = (80, 100)
+DAYS_PER_QUARTER = 365.25 / 4
+
+
+@dataclass(frozen=True)
+class FactRef:
+    """One reported value a computation used."""
+
+    concept: str
+    report: str  # report label, e.g. FY2023Q3YTD
+    value: float
+    source: str  # accession number or file
+    label: str = ""
+    unit: str = ""
+
+
+@dataclass
+class Derived:
+    """A value with its provenance: the facts it came from and the arithmetic in words."""
+
+    value: float
+    unit: str
+    inputs: list[FactRef] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+
+    @property
+    def reports(self) -> set[str]:
+        return {f.report for f in self.inputs}
+
+
+@dataclass(frozen=True)
+class FiscalYear:
+    label: int
+    start: dt.date
+    end: dt.date | None  # None while the year is still in progress in the data
+
+
+@dataclass
+class _Cell:
+    value: float
+    unit: str
+    source: str
+    label: str
+    filed: str
+    statement: str
+    tag: str
+
+
+def _concept_meta(concept: str) -> tuple[str, str]:
+    """(statement, kind) for a canonical concept, from the taxonomy data when it knows the key."""
+    try:
+        from ledgerlm.synth.statements.taxonomy import concept_info
+
+        info = concept_info(concept)
+        return info.statement, info.kind
+    except Exception:  # unknown concept or taxonomy not importable: fall back on the fact rows
+        return "", ""
+
+
+def _ticker_map() -> dict[str, int]:
+    """ticker -> CIK from the embedded SEC ticker snapshot (SEC's company_tickers.json format)."""
+    path = Path(__file__).resolve().parents[1] / "data" / "sec" / "company_tickers.json"
+    if not path.is_file():
+        return {}
+    raw = json.loads(path.read_text())
+    rows = raw.values() if isinstance(raw, dict) else raw
+    out = {}
+    for row in rows:
+        if isinstance(row, dict) and "ticker" in row and "cik_str" in row:
+            out[str(row["ticker"]).upper()] = int(row["cik_str"])
+    return out
+
+
+class FactStore:
+    """Canonical facts (contract 1) indexed by (company, scope, concept, report)."""
+
+    def __init__(self, facts: pd.DataFrame, *, _allowed: dict[str, set[ReportKey]] | None = None):
+        missing = {"company", "scope", "concept", "value", "unit", "start", "end"} - set(facts.columns)
+        if missing:
+            raise InputError(f"facts table lacks columns {sorted(missing)}", field=",".join(sorted(missing)))
+        self.facts = facts
+        self._allowed = _allowed
+        if _allowed is None:
+            self._build(facts)
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self, facts: pd.DataFrame) -> None:
+        df = facts.copy()
+        df["start"] = pd.to_datetime(df["start"].replace("", None), errors="coerce")
+        df["end"] = pd.to_datetime(df["end"].replace("", None), errors="coerce")
+        if df["end"].isna().any():
+            bad = df[df["end"].isna()].iloc[0]
+            raise InputError(
+                f"fact without a valid end date: company {bad['company']}, concept {bad['concept']}",
+                path=str(bad.get("source", "")) or None,
+                field="end",
+            )
+        for col, default in (("filed", ""), ("source", ""), ("label", ""), ("statement", ""), ("tag", ""),
+                             ("company_name", ""), ("fiscal_year", None), ("fiscal_period", ""), ("form", "")):
+            if col not in df.columns:
+                df[col] = default
+        df["filed"] = df["filed"].astype(str)
+        df = df.sort_values("filed", ascending=False, kind="stable")
+        df["days"] = (df["end"] - df["start"]).dt.days
+
+        self._names: dict[str, str] = {}
+        self._calendars: dict[str, list[FiscalYear]] = {}
+        self._cells: dict[tuple[str, str, str, ReportKey], _Cell] = {}
+        self._quarter_reported: dict[tuple[str, str, str, int, int], _Cell] = {}
+        self._report_ends: dict[tuple[str, ReportKey], dt.date] = {}
+        self._report_filed: dict[tuple[str, str, ReportKey], str] = {}
+        self.unplaced = 0  # facts whose window matched no fiscal period (e.g. 2-month stubs)
+
+        for company, cdf in df.groupby("company", sort=True):
+            company = str(company)
+            names = cdf["company_name"].dropna().astype(str)
+            self._names[company] = names.iloc[0] if len(names) else company
+            years = self._fiscal_years(cdf)
+            self._calendars[company] = years
+            self._place(company, cdf, years)
+
+    @staticmethod
+    def _fiscal_years(cdf: pd.DataFrame) -> list[FiscalYear]:
+        annual = cdf[(cdf["days"] >= ANNUAL_DAYS[0]) & (cdf["days"] <= ANNUAL_DAYS[1])]
+        windows = sorted({(s.date(), e.date()) for s, e in zip(annual["start"], annual["end"])}, key=lambda w: w[1])
+        # One window per fiscal-year end (drop odd windows that share an end within a week).
+        by_end: dict[dt.date, dt.date] = {}
+        for start, end in windows:
+            if not any(abs((end - e).days) <= 7 for e in by_end):
+                by_end[end] = start
+        # Label: the fiscal year each annual filing declares for its own latest period.
+        offsets: Counter[int] = Counter()
+        labelled = annual[annual["fiscal_year"].notna() & annual["fiscal_period"].astype(str).str.upper().eq("FY")]
+        if len(labelled):
+            latest = labelled.loc[labelled.groupby("source")["end"].transform("max") == labelled["end"]]
+            for end, fy in zip(latest["end"], latest["fiscal_year"]):
+                try:
+                    offsets[int(float(fy)) - end.year] += 1
+                except (TypeError, ValueError):
+                    continue
+        if offsets:
+            offset = offsets.most_common(1)[0][0]
+        else:  # 52/53-week years ending in the first days of January belong to the prior year
+            ends = list(by_end)
+            offset = -1 if ends and all(e.month == 1 and e.day <= 7 for e in ends) else 0
+        years = [FiscalYear(end.year + offset, start, end) for end, start in sorted(by_end.items())]
+        # A year in progress: YTD windows that start the day after the last known year end.
+        if years:
+            nxt = years[-1].end + dt.timedelta(days=1)
+            if ((cdf["start"].dt.date == nxt) & (cdf["days"] < ANNUAL_DAYS[0])).any():
+                years.append(FiscalYear(years[-1].label + 1, nxt, None))
+        return years
+
+    def _place(self, company: str, cdf: pd.DataFrame, years: list[FiscalYear]) -> None:
+        starts = {fy.start: fy for fy in years}
+        quarter_ends: dict[dt.date, ReportKey] = {}
+        for fy in years:
+            if fy.end is not None:
+                quarter_ends[fy.end] = ReportKey(fy.label, 4)
+        durations = cdf[cdf["start"].notna()]
+        # Year-to-date windows: start on a fiscal-year start.
+        for start, end, days in zip(durations["start"], durations["end"], durations["days"]):
+            fy = starts.get(start.date())
+            if fy is None or days >= ANNUAL_DAYS[0]:
+                continue
+            q = round(days / DAYS_PER_QUARTER)
+            if 1 <= q <= 3 and abs(days - q * DAYS_PER_QUARTER) <= 10:
+                quarter_ends.setdefault(end.date(), ReportKey(fy.label, q))
+        for (end, key) in quarter_ends.items():
+            self._report_ends[(company, key)] = end
+
+        def report_for_instant(day: dt.date) -> ReportKey | None:
+            key = quarter_ends.get(day)
+            if key is None:  # tolerate a few days' drift between balance-sheet date and window end
+                for delta in (1, -1, 2, -2, 3, -3):
+                    key = quarter_ends.get(day + dt.timedelta(days=delta))
+                    if key:
+                        break
+            return key
+
+        for row in cdf.itertuples(index=False):
+            cell = _Cell(float(row.value), str(row.unit), str(row.source or ""), str(row.label or ""),
+                         str(row.filed or ""), str(row.statement or ""), str(row.tag or ""))
+            scope = str(row.scope or "consolidated")
+            end = row.end.date()
+            if pd.isna(row.start):
+                key = report_for_instant(end)
+                if key is None:
+                    self.unplaced += 1
+                    continue
+            else:
+                start, days = row.start.date(), int(row.days)
+                fy = starts.get(start)
+                key = None
+                if fy is not None and days >= ANNUAL_DAYS[0]:
+                    key = ReportKey(fy.label, 4) if fy.end == end else None
+                elif fy is not None:
+                    ytd = quarter_ends.get(end)
+                    key = ytd if ytd is not None and ytd.fiscal_year == fy.label and ytd.quarters < 4 else None
+                elif QUARTER_DAYS[0] <= days <= QUARTER_DAYS[1] and end in quarter_ends:
+                    ytd = quarter_ends[end]
+                    qkey = (company, scope, str(row.concept), ytd.fiscal_year, ytd.quarters)
+                    self._quarter_reported.setdefault(qkey, cell)
+                    continue
+                if key is None:
+                    self.unplaced += 1
+                    continue
+            ckey = (company, scope, str(row.concept), key)
+            if ckey not in self._cells:  # rows are sorted latest-filed first
+                self._cells[ckey] = cell
+            fkey = (company, scope, key)
+            if cell.filed and (fkey not in self._report_filed or cell.filed < self._report_filed[fkey]):
+                if end == self._report_ends.get((company, key)):
+                    self._report_filed[fkey] = cell.filed
+
+    # -- views -----------------------------------------------------------------------------
+    def restrict(self, allowed: dict[str, Iterable[ReportKey | str]]) -> "FactStore":
+        """A view that only sees the given reports of the given companies (all scopes)."""
+        view = FactStore.__new__(FactStore)
+        view.__dict__.update(self.__dict__)
+        view._allowed = {c: {parse_report(r) for r in reps} for c, reps in allowed.items()}
+        return view
+
+    def _visible(self, company: str, report: ReportKey) -> bool:
+        return self._allowed is None or report in self._allowed.get(company, set())
+
+    # -- companies and calendars ---------------------------------------------------------------
+    def companies(self) -> list[str]:
+        return sorted(self._calendars)
+
+    def company_name(self, company: str) -> str:
+        return self._names.get(self.resolve_company(company), company)
+
+    def resolve_company(self, query: str) -> str:
+        """A ticker, a CIK (with or without leading zeros) or the exact entity name -> the store's key."""
+        q = str(query).strip()
+        if q in self._calendars:
+            return q
+        upper = {c.upper(): c for c in self._calendars}
+        if q.upper() in upper:
+            return upper[q.upper()]
+        for company, name in self._names.items():
+            if name.strip().lower() == q.lower():
+                return company
+        if q.isdigit():
+            cik = int(q)
+            for company in self._calendars:
+                if company.isdigit() and int(company) == cik:
+                    return company
+            for ticker, tcik in _ticker_map().items():
+                if tcik == cik and ticker in upper:
+                    return upper[ticker]
+        raise InputError(f"unknown company {query!r}; known: {', '.join(self.companies())}", field="company")
+
+    def fiscal_years(self, company: str) -> list[FiscalYear]:
+        return list(self._calendars[self.resolve_company(company)])
+
+    def period_end(self, company: str, period: Period | str) -> dt.date | None:
+        p = parse_period(period)
+        return self._report_ends.get((self.resolve_company(company), p.end_report()))
+
+    def reports(self, company: str, scope: str = "consolidated") -> list[ReportKey]:
+        company = self.resolve_company(company)
+        keys = {k[3] for k in self._cells if k[0] == company and k[1] == scope}
+        return sorted(k for k in keys if self._visible(company, k))
+
+    def scopes(self, company: str) -> list[str]:
+        company = self.resolve_company(company)
+        return sorted({k[1] for k in self._cells if k[0] == company})
+
+    def report_filed(self, company: str, report: ReportKey | str, scope: str = "consolidated") -> str:
+        """Filing date of the report (the earliest filing that showed its current-period values)."""
+        return self._report_filed.get((self.resolve_company(company), scope, parse_report(report)), "")
+
+    def concepts(self, company: str, scope: str = "consolidated") -> list[str]:
+        company = self.resolve_company(company)
+        return sorted({k[2] for k in self._cells if k[0] == company and k[1] == scope and self._visible(company, k[3])})
+
+    # -- raw reported values ---------------------------------------------------------------------
+    def reported(self, company: str, concept: str, report: ReportKey | str, scope: str = "consolidated") -> FactRef:
+        """The value a report shows (YTD flow or period-end stock); NotDerivable when absent."""
+        company, report = self.resolve_company(company), parse_report(report)
+        cell = self._cells.get((company, scope, concept, report)) if self._visible(company, report) else None
+        if cell is None:
+            where = "" if scope == "consolidated" else f" ({scope})"
+            raise NotDerivable(
+                f"{company}: {concept} needs the {report.label} report{where}, which is not available",
+                company=company, concept=concept, period=report.label, missing=[report.label],
+            )
+        return FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit)
+
+    def reported_quarter(self, company: str, concept: str, period: Period | str, scope: str = "consolidated") -> FactRef | None:
+        """A standalone three-month value as filed in a 10-Q (None when the filing did not show one)."""
+        company, p = self.resolve_company(company), parse_period(period)
+        cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
+        if cell is None or p.kind != "Q":
+            return None
+        return FactRef(concept, p.label, cell.value, cell.source, cell.label, cell.unit)
+
+    def quarter_pairs(self) -> list[tuple[str, str, str, int, int]]:
+        """Keys (company, scope, concept, fiscal_year, quarter) of every reported three-month value."""
+        return sorted(self._quarter_reported)
+
+    # -- period algebra ----------------------------------------------------------------------------
+    def kind_of(self, concept: str, company: str | None = None) -> str:
+        """flow | stock | per_share | shares (taxonomy first, else inferred from the facts' windows)."""
+        _, kind = _concept_meta(concept)
+        if kind:
+            return kind
+        cells = [c for k, c in self._cells.items() if k[2] == concept and (company is None or k[0] == company)]
+        if cells:
+            unit = cells[0].unit
+            if unit.lower() == "shares":
+                return "shares"
+            if "/" in unit:
+                return "per_share"
+            sub = self.facts[self.facts["concept"] == concept]
+            instants = sub["start"].isna() | sub["start"].astype(str).isin(["", "NaT", "None"])
+            return "stock" if instants.mean() > 0.5 else "flow"
+        return "flow"
+
+    def value(self, company: str, concept: str, period: Period | str, scope: str = "consolidated", basis: str = "end") -> Derived:
+        """The value of `concept` over (flows) or at (stocks) `period`, derived from reports.
+
+        basis: for stocks, `end` (period-end balance), `begin` (previous period-end balance) or
+        `avg` ((begin + end) / 2); flows ignore it except `avg`/`begin`, which are errors.
+        """
+        company, p = self.resolve_company(company), parse_period(period)
+        kind = self.kind_of(concept, company)
+        if kind == "stock":
+            if basis == "end":
+                return self._at(company, concept, p.end_report(), scope, f"ending balance of {p.label}")
+            if basis == "begin":
+                return self._at(company, concept, p.begin_report(), scope, f"beginning balance of {p.label}")
+            if basis == "avg":
+                begin = self._at(company, concept, p.begin_report(), scope, f"beginning balance of {p.label}")
+                end = self._at(company, concept, p.end_report(), scope, f"ending balance of {p.label}")
+                avg = (begin.value + end.value) / 2
+                return Derived(avg, end.unit, begin.inputs + end.inputs, begin.steps + end.steps + [
+                    f"average {concept} {p.label} = ({_fmt(begin.value)} + {_fmt(end.value)}) / 2 = {_fmt(avg)}"])
+            raise LedgerError(f"unknown basis {basis!r} (end | begin | avg)")
+        if basis != "end":
+            raise LedgerError(f"{concept} is a flow: basis {basis!r} applies to balance-sheet items only")
+        return self._flow(company, concept, p, scope, kind)
+
+    def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
+        ref = self.reported(company, concept, report, scope)
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {_fmt(ref.value)} (from the {report.label} report)"])
+
+    def _ytd(self, company: str, concept: str, report: ReportKey, scope: str) -> Derived:
+        ref = self.reported(company, concept, report, scope)
+        what = "annual" if report.is_annual else "year-to-date"
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {_fmt(ref.value)}"])
+
+    def _flow(self, company: str, concept: str, p: Period, scope: str, kind: str) -> Derived:
+        y, q = p.fiscal_year, p.quarter
+        if p.kind == "FY" or (p.kind == "TTM" and q == 4):
+            d = self._ytd(company, concept, ReportKey(y, 4), scope)
+            if p.kind == "TTM":
+                d.steps.append(f"{concept} {p.label} = annual value of FY{y} = {_fmt(d.value)}")
+            return d
+        if p.kind == "YTD" or (p.kind == "Q" and q == 1):
+            return self._ytd(company, concept, ReportKey(y, q), scope)
+        if p.kind == "Q":
+            cur = self._ytd(company, concept, ReportKey(y, q), scope)
+            prev = self._ytd(company, concept, ReportKey(y, q - 1), scope)
+            if kind == "shares":  # weighted-average shares: time-weighted difference of YTD averages
+                n = 4 if q == 4 else q
+                val = _exact("+-", n * cur.value, (n - 1) * prev.value)
+                step = (f"{concept} {p.label} = {n} x {_fmt(cur.value)} - {n - 1} x {_fmt(prev.value)} = {_fmt(val)} "
+                        f"(weighted-average shares: {n} quarters' average less the first {n - 1} quarters')")
+            else:
+                val = _exact("+-", cur.value, prev.value)
+                step = f"{concept} {p.label} = {ReportKey(y, q).label} - {ReportKey(y, q - 1).label} = {_fmt(cur.value)} - {_fmt(prev.value)} = {_fmt(val)}"
+            return Derived(val, cur.unit, cur.inputs + prev.inputs, cur.steps + prev.steps + [step])
+        # TTM ending at quarter q < 4: YTD(y, q) + FY(y-1) - YTD(y-1, q)
+        cur = self._ytd(company, concept, ReportKey(y, q), scope)
+        last_fy = self._ytd(company, concept, ReportKey(y - 1, 4), scope)
+        prior = self._ytd(company, concept, ReportKey(y - 1, q), scope)
+        val = _exact("++-", cur.value, last_fy.value, prior.value)
+        step = (f"{concept} {p.label} = {ReportKey(y, q).label} + FY{y - 1} - {ReportKey(y - 1, q).label} = "
+                f"{_fmt(cur.value)} + {_fmt(last_fy.value)} - {_fmt(prior.value)} = {_fmt(val)}")
+        return Derived(val, cur.unit, cur.inputs + last_fy.inputs + prior.inputs, cur.steps + last_fy.steps + prior.steps + [step])
+
+    # -- statements ----------------------------------------------------------------------------------
+    def statement(self, company: str, period: Period | str, statement: str, scope: str = "consolidated") -> dict:
+        """One statement for any period (derived by the algebra), in DESIGN.md's machine-readable shape."""
+        company, p = self.resolve_company(company), parse_period(period)
+        if statement not in ("income", "balance", "cashflow", "equity"):
+            raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
+        candidates = self._statement_concepts(company, scope, statement)
+        items, units = [], Counter()
+        for concept in candidates:
+            try:
+                d = self.value(company, concept, p, scope)
+            except NotDerivable:
+                continue
+            label = next((f.label for f in d.inputs if f.label), concept)
+            items.append({"concept": concept, "label": label, "value": d.value, "unit": d.unit})
+            units[d.unit] += 1
+        if not items:
+            raise NotDerivable(
+                f"{company}: no {scope} {statement} statement can be derived for {p.label}",
+                company=company, period=p.label, missing=[p.end_report().label],
+            )
+        currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
+        return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
+
+    def report_statement(self, company: str, report: ReportKey | str, statement: str, scope: str = "consolidated") -> dict:
+        """What one report shows for one statement: year-to-date flows, period-end stocks."""
+        return self.statement(company, parse_report(report).period, statement, scope)
+
+    def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
+        present = [k[2] for k in self._cells if k[0] == company and k[1] == scope]
+        seen, ordered = set(), []
+        try:
+            from ledgerlm.synth.statements.taxonomy import concept_order
+            order = {c: i for i, c in enumerate(concept_order())}
+        except Exception:
+            order = {}
+        for concept in present:
+            if concept in seen:
+                continue
+            seen.add(concept)
+            stmt, _ = _concept_meta(concept)
+            if not stmt:
+                stmt = next((c.statement for k, c in self._cells.items() if k[0] == company and k[2] == concept and c.statement), "")
+            if stmt == statement:
+                ordered.append(concept)
+        return sorted(ordered, key=lambda c: (order.get(c, len(order)), c))
+
+
+def _exact(expr: str, *terms: float) -> float:
+    """Evaluate a +/- combination in decimal so reported figures combine without float noise.
+
+    `expr` is a string of signs, one per term ("+-" = a - b); used for YTD differences and TTM sums.
+    """
+    total = Decimal(0)
+    for sign, term in zip(expr, terms):
+        total += Decimal(repr(float(term))) * (1 if sign == "+" else -1)
+    return float(total)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() and abs(x) >= 1000 else f"{x:,.6g}" if abs(x) < 1000 else f"{x:,.2f}"
