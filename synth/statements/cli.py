@@ -24,7 +24,7 @@ def _store(args: argparse.Namespace):
     from ledgerlm.synth.statements.sources import load_facts
     from ledgerlm.synth.statements.store import FactStore
 
-    return FactStore(load_facts(args.source, as_of=args.as_of))
+    return FactStore.from_sources(args.source, as_of=args.as_of)
 
 
 def statements_main(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -45,6 +45,7 @@ class FactRef:
     source: str  # accession number or file
     label: str = ""
     unit: str = ""
+    tag: str = ""  # the taxonomy tag (or statement label) the value was reported under
 
 
 @dataclass
@@ -107,11 +108,17 @@ def _ticker_map() -> dict[str, int]:
 class FactStore:
     """Canonical facts (contract 1) indexed by (company, scope, concept, report)."""
 
-    def __init__(self, facts: pd.DataFrame, *, _allowed: dict[str, set[ReportKey]] | None = None):
+    def __init__(self, facts: pd.DataFrame, *, as_of: str | None = None, _allowed: dict[str, set[ReportKey]] | None = None):
+        """`facts` may hold every filed version of a value (restatements): the latest filed wins per
+        report cell, and `as_of` (YYYY-MM-DD) keeps only values filed on or before that date."""
         missing = {"company", "scope", "concept", "value", "unit", "start", "end"} - set(facts.columns)
         if missing:
             raise InputError(f"facts table lacks columns {sorted(missing)}", field=",".join(sorted(missing)))
+        if as_of is not None and "filed" in facts.columns:
+            filed = facts["filed"].astype(str)
+            facts = facts[(filed != "") & (filed <= str(as_of))]
         self.facts = facts
+        self.as_of = as_of
         self._allowed = _allowed
         if _allowed is None:
             self._build(facts)
@@ -148,9 +155,9 @@ class FactStore:
             company = str(company)
             names = cdf["company_name"].dropna().astype(str)
             self._names[company] = names.iloc[0] if len(names) else company
-            years = self._fiscal_years(cdf)
+            years = self._fiscal_years(cdf)  # from every filed version: each filing labels its own year
             self._calendars[company] = years
-            self._place(company, cdf, years)
+            self._place(company, self._latest(cdf), years)
 
     @staticmethod
     def _fiscal_years(cdf: pd.DataFrame) -> list[FiscalYear]:
@@ -165,7 +172,13 @@ class FactStore:
         offsets: Counter[int] = Counter()
         labelled = annual[annual["fiscal_year"].notna() & annual["fiscal_period"].astype(str).str.upper().eq("FY")]
         if len(labelled):
-            latest = labelled.loc[labelled.groupby("source")["end"].transform("max") == labelled["end"]]
+            # The filing's own year is the window that ended shortly before it was filed; older
+            # windows in the same filing are comparatives that repeat the filing's fy label.
+            filed = pd.to_datetime(labelled["filed"], errors="coerce")
+            lag = (filed - labelled["end"]).dt.days
+            latest = labelled[(lag >= 0) & (lag <= 120)]
+            if latest.empty:
+                latest = labelled.loc[labelled.groupby("source")["end"].transform("max") == labelled["end"]]
             for end, fy in zip(latest["end"], latest["fiscal_year"]):
                 try:
                     offsets[int(float(fy)) - end.year] += 1
@@ -177,12 +190,42 @@ class FactStore:
             ends = list(by_end)
             offset = -1 if ends and all(e.month == 1 and e.day <= 7 for e in ends) else 0
         years = [FiscalYear(end.year + offset, start, end) for end, start in sorted(by_end.items())]
+        # Balance-sheet-only sources (e.g. one CAS table): annual instants outside every known year.
+        instants = cdf[cdf["start"].isna() & cdf["fiscal_period"].astype(str).str.upper().isin(["", "FY", "NAN", "<NA>"])]
+        for end in sorted({e.date() for e in instants["end"]}):
+            if any(y.start - dt.timedelta(days=7) <= end <= y.end + dt.timedelta(days=7) for y in years):
+                continue
+            fys = instants.loc[instants["end"].dt.date == end, "fiscal_year"].dropna()
+            label = int(fys.iloc[0]) if len(fys) else end.year + offset
+            years.append(FiscalYear(label, end - dt.timedelta(days=364), end))
+        years.sort(key=lambda y: y.end)
         # A year in progress: YTD windows that start the day after the last known year end.
         if years:
             nxt = years[-1].end + dt.timedelta(days=1)
             if ((cdf["start"].dt.date == nxt) & (cdf["days"] < ANNUAL_DAYS[0])).any():
                 years.append(FiscalYear(years[-1].label + 1, nxt, None))
         return years
+
+    @staticmethod
+    def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
+        """One value per window: tag precedence, then the latest filing (see facts.select_latest)."""
+        from ledgerlm.synth.statements.facts import select_latest
+
+        days = cdf["days"]
+        out = select_latest(cdf.assign(start=cdf["start"].dt.strftime("%Y-%m-%d").fillna(""),
+                                       end=cdf["end"].dt.strftime("%Y-%m-%d")).drop(columns="days"))
+        out["start"] = pd.to_datetime(out["start"].replace("", None), errors="coerce")
+        out["end"] = pd.to_datetime(out["end"])
+        out["days"] = (out["end"] - out["start"]).dt.days
+        del days
+        return out.sort_values("filed", ascending=False, kind="stable")
+
+    @classmethod
+    def from_sources(cls, paths: list[str] | None = None, *, as_of: str | None = None) -> "FactStore":
+        """Load facts (default: the embedded SEC data) keeping every filed version, then index them."""
+        from ledgerlm.synth.statements.sources import load_facts
+
+        return cls(load_facts(paths, latest_only=False), as_of=as_of)
 
     def _place(self, company: str, cdf: pd.DataFrame, years: list[FiscalYear]) -> None:
         starts = {fy.start: fy for fy in years}
@@ -320,7 +363,7 @@ class FactStore:
                 f"{company}: {concept} needs the {report.label} report{where}, which is not available",
                 company=company, concept=concept, period=report.label, missing=[report.label],
             )
-        return FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit)
+        return FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag)
 
     def reported_quarter(self, company: str, concept: str, period: Period | str, scope: str = "consolidated") -> FactRef | None:
         """A standalone three-month value as filed in a 10-Q (None when the filing did not show one)."""
@@ -328,7 +371,7 @@ class FactStore:
         cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None or p.kind != "Q":
             return None
-        return FactRef(concept, p.label, cell.value, cell.source, cell.label, cell.unit)
+        return FactRef(concept, p.label, cell.value, cell.source, cell.label, cell.unit, cell.tag)
 
     def quarter_pairs(self) -> list[tuple[str, str, str, int, int]]:
         """Keys (company, scope, concept, fiscal_year, quarter) of every reported three-month value."""

@@ -1,0 +1,81 @@
+"""`hf:PATH_OR_ID` — transformers generation: chat template, left padding, batches; CPU or GPU.
+
+    ledgerlm eval --benchmark finindices --model hf:Qwen/Qwen3-0.6B --data runs/data --out runs/qwen --batch-size 8
+
+A PEFT adapter is applied with `peft=ADAPTER_DIR`. Remote code is never trusted unless
+`trust_remote_code=True` is passed explicitly. Sampling (temperature > 0) seeds torch with the
+params' seed before each batch; greedy decoding is deterministic without it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
+
+
+class HFSampler:
+    def __init__(self, path: str, *, peft: str | None = None, device: str | None = None, dtype: str | None = None,
+                 batch_size: int = 8, trust_remote_code: bool = False):
+        self.model_id = f"hf:{path}" + (f"+peft:{peft}" if peft else "")
+        self.batch_size = int(batch_size)
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        self.tokenizer.padding_side = "left"  # decoder-only: new tokens must follow the prompt directly
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        torch_dtype = getattr(torch, dtype) if dtype else ("auto" if self.device != "cpu" else torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, trust_remote_code=trust_remote_code)
+        if peft:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, peft)
+        self.model = model.to(self.device).eval()
+        eos = self.model.generation_config.eos_token_id
+        eos = eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id]
+        self.eos_ids = {int(e) for e in eos if e is not None}
+
+    def render(self, messages: Messages, tools: list[dict] | None = None) -> str:
+        """The exact prompt string the model sees (also the cache key's prompt)."""
+        return self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+
+    def generate(self, batch: list[Messages], params: GenerationParams, *, tools: list[dict] | None = None, **kwargs: Any) -> list[Completion]:
+        prompts = [self.render(m, tools) for m in batch]
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))  # similar lengths share a batch
+        results: list[Completion | None] = [None] * len(prompts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            for i, completion in zip(chunk, self._generate_batch([prompts[i] for i in chunk], params)):
+                results[i] = completion
+        return results  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def _generate_batch(self, prompts: list[str], params: GenerationParams) -> list[Completion]:
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        sampling = params.temperature > 0
+        if sampling:
+            torch.manual_seed(params.seed)
+        out = self.model.generate(
+            **enc,
+            max_new_tokens=params.max_tokens,
+            do_sample=sampling,
+            temperature=params.temperature if sampling else None,
+            top_p=params.top_p if sampling else None,
+            top_k=None,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        new_tokens = out[:, enc["input_ids"].shape[1] :].tolist()
+        prompt_lens = enc["attention_mask"].sum(dim=1).tolist()
+        completions = []
+        for ids, n_prompt in zip(new_tokens, prompt_lens):
+            stop_at = next((k for k, t in enumerate(ids) if t in self.eos_ids), None)
+            finish = "stop" if stop_at is not None else ("length" if len(ids) >= params.max_tokens else "stop")
+            ids = ids if stop_at is None else ids[:stop_at]
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            for stop in params.stop:
+                if stop in text:
+                    text, finish = text.split(stop, 1)[0], "stop"
+            completions.append(Completion(text=text, finish_reason=finish, prompt_tokens=int(n_prompt), completion_tokens=len(ids)))
+        return completions

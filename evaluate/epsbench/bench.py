@@ -1,0 +1,129 @@
+"""EPSBench in the shared evaluator: `ledgerlm eval` and `ledgerlm score --benchmark epsbench`.
+
+    ledgerlm eval --benchmark epsbench --model openai:gpt-4o-mini --docs DOCS --out runs/eps --runs 3
+    ledgerlm score --benchmark epsbench --predictions runs/eps --out runs/eps/scored [--exclude-flagged]
+
+Paper: "EPSBench: Benchmarking LLM Agents for Earnings Forecasting" (release JadeXu16/epsbench,
+data CC BY 4.0, embedded under release/). eval writes, per run, `RUN/<s1..sN>/records/<TICKER>/<FQ>/
+t-1.record.json` (the release's layout and record format) and then scores them; score reads such a
+folder (or a JSONL of records) and writes results.json + samples.jsonl.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from ledgerlm.errors import InputError
+from ledgerlm.evaluate.epsbench.release import load_release
+from ledgerlm.evaluate.epsbench.scoring import sample_row, score_records
+from ledgerlm.evaluate.epsbench.validation import validate_release
+from ledgerlm.evaluate.runfiles import write_run
+
+RECORD_NAME = "t-1.record.json"
+
+
+def add_eval_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--release", default=None, help="release folder (default: the embedded EPSBench release)")
+    parser.add_argument("--model", required=True, help="hf:PATH | vllm:PATH | openai:MODEL")
+    parser.add_argument("--out", required=True, help="run folder")
+    parser.add_argument("--docs", default=None, help="document folder laid out like the release's (filings/<TICKER>/...); none = schema only")
+    parser.add_argument("--information", choices=["full", "filings", "news", "none"], default=None,
+                        help="sources the agent may use (default: full with --docs, none without)")
+    parser.add_argument("--runs", type=int, default=1, help="independent runs per instance (the paper uses 3)")
+    parser.add_argument("--instances", nargs="*", default=None, help="instance ids (TICKER_FQ) to run; default all")
+    parser.add_argument("--limit", type=int, default=None, help="first N instances only (smoke tests)")
+    parser.add_argument("--max-turns", type=int, default=24, help="model requests per conversation")
+    parser.add_argument("--max-tokens", type=int, default=2048, help="new tokens per model request")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai: models)")
+    parser.add_argument("--tool-protocol", choices=["auto", "native", "text"], default="auto")
+    parser.add_argument("--exclude-flagged", action="store_true", help="leave instances with inconsistent ground truth out of the metrics")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from ledgerlm.evaluate.epsbench.agent import AgentConfig, make_record, run_conversations, start_conversation, use_native_tools
+    from ledgerlm.evaluate.epsbench.tools import Toolbox
+    from ledgerlm.evaluate.sampling import GenerationParams, make_sampler
+
+    release = load_release(args.release)
+    information = args.information or ("full" if args.docs else "none")
+    if information != "none" and not args.docs:
+        raise InputError(f"--information {information} needs --docs (a document folder laid out like the release's)", field="docs")
+    instances = [i for i in release.instances if not args.instances or i.id in set(args.instances)][: args.limit]
+    if not instances:
+        raise InputError("no instances selected", field="instances")
+    options = {"base_url": args.base_url} if args.base_url else {}
+    sampler = make_sampler(args.model, **options)
+    native = use_native_tools(args.model, args.tool_protocol)
+    config = AgentConfig(information=information, max_turns=args.max_turns, protocol=args.tool_protocol)
+    out = Path(args.out)
+    for k in range(1, args.runs + 1):
+        run = f"s{k}"
+        params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed + k - 1)
+        convs = [start_conversation(i, release.schema(i.id), Toolbox(release.schema(i.id), i, args.docs, information), run, native)
+                 for i in instances]
+        for conv in run_conversations(sampler, convs, params, config, native):
+            iid = conv.instance.id
+            record = make_record(conv, release.truth.get(iid), args.model, (release.consensus or {}).get(iid))
+            path = out / run / "records" / conv.instance.ticker / conv.instance.fiscal_quarter / RECORD_NAME
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record, indent=2), encoding="utf-8")
+            (path.parent / "trajectory.json").write_text(json.dumps(conv.messages, indent=1), encoding="utf-8")
+    config_info = {"model": args.model, "information": information, "runs": args.runs, "max_turns": args.max_turns,
+                   "max_tokens": args.max_tokens, "temperature": args.temperature, "native_tools": native, "docs": args.docs}
+    return _score_and_write(release, out, out, args.exclude_flagged, args.seed, config_info)
+
+
+def add_score_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--release", default=None, help="release folder (default: the embedded EPSBench release)")
+    parser.add_argument("--predictions", required=True, help="a records folder (…/t-1.record.json) or a JSONL of records")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--exclude-flagged", action="store_true", help="leave instances with inconsistent ground truth out of the metrics")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
+def run_score(args: argparse.Namespace) -> int:
+    release = load_release(args.release)
+    return _score_and_write(release, Path(args.predictions), Path(args.out), args.exclude_flagged, args.seed, {"predictions": args.predictions})
+
+
+def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
+    """(run label, record) from a folder of t-1.record.json files or a JSONL file; unreadable
+    records become format failures named by their path."""
+    if path.is_file():
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = {"id": f"{path}:{n}", "format_failure": True, "format_error": "line is not JSON"}
+            yield (str(record.get("run", "s1")) if isinstance(record, dict) else "s1"), record
+        return
+    if not path.is_dir():
+        raise InputError("predictions not found (expected a records folder or a JSONL file)", path=str(path))
+    for file in sorted(path.rglob(RECORD_NAME)):
+        parts = file.relative_to(path).parts
+        run = parts[parts.index("records") - 1] if "records" in parts and parts.index("records") > 0 else "s1"
+        try:
+            record = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            record = {"ticker": parts[-3], "fiscal_quarter": parts[-2], "format_failure": True, "format_error": f"record is not JSON ({err.msg})"}
+        yield run, record
+
+
+def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: bool, seed: int, config: dict) -> int:
+    flags = validate_release(release)
+    results, rows = score_records(release, iter_records(predictions), flags, exclude_flagged=exclude_flagged, seed=seed)
+    results["config"] = {**config, "release": str(release.root), "exclude_flagged": exclude_flagged, "seed": seed}
+    results["score_direction"] = "lower is better (score = PDE, a fraction of price)"
+    write_run(out, results, [sample_row(row) for row in rows])  # atomic; results.json last
+    pct = lambda v: "n/a" if v is None else f"{100 * v:.3f}%"  # noqa: E731
+    print(f"epsbench: {results['n_records']} records, {results['n_instances']} instances, median PDE {pct(results['pde_median'])}, "
+          f"coverage {results['coverage']}, format compliance {results['format_compliance']}, "
+          f"flagged {len(results['validation']['flagged_instances'])} -> {out / 'results.json'}", file=sys.stderr)
+    return 0

@@ -1,0 +1,185 @@
+"""FinIndices in the shared evaluator: `ledgerlm eval` and `ledgerlm score` for `--benchmark finindices`.
+
+    ledgerlm eval --benchmark finindices --model oracle --data runs/data --out runs/oracle --limit 50
+    ledgerlm score --benchmark finindices --predictions preds.jsonl --out runs/scored
+
+Paper: FinIndices (../shared/papers/finindices.txt §2.2.2). Accuracy is reported with bootstrap
+95% CIs per paradigm × axis × hint (Tables 3, 11, 12), plus the positional variant, parse/format
+failure rates, tokens and time. Scoring: `ledgerlm.evaluate.finindices.scoring.score_response`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import platform
+import time
+from collections import Counter
+from typing import Any
+
+import ledgerlm
+from ledgerlm.evaluate import stats
+from ledgerlm.evaluate.finindices import adapter
+from ledgerlm.evaluate.finindices.scoring import DEFICIENT, FORMAT_ERRORS, PARSE_ERRORS, SCORER_VERSION, score_response
+from ledgerlm.evaluate.reasoning import split_reasoning
+from ledgerlm.evaluate.runfiles import read_jsonl, write_run
+from ledgerlm.evaluate.sampling import Completion, GenerationParams
+from ledgerlm.evaluate.tasks import load_task
+
+
+def add_eval_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="hf:PATH | vllm:PATH | openai:MODEL | oracle | wrong_unit")
+    parser.add_argument("--data", required=True, help="dataset folder, JSONL file, or Findata/Finindice")
+    parser.add_argument("--out", required=True, help="run folder: results.json, samples.jsonl, cache.sqlite")
+    parser.add_argument("--task", default="finindices", help="task YAML name (evaluate/tasks/finindices/) or path")
+    parser.add_argument("--split", default=None, help="dataset file in a folder (default: the task's, test)")
+    hint = parser.add_mutually_exclusive_group()
+    hint.add_argument("--hint", dest="hint_mode", action="store_const", const="hint", help="only with-hint items")
+    hint.add_argument("--no-hint", dest="hint_mode", action="store_const", const="nohint", help="only without-hint items")
+    hint.add_argument("--both", dest="hint_mode", action="store_const", const="both", help="both (default)")
+    parser.add_argument("--limit", type=int, default=None, help="first N items after filtering")
+    gen = parser.add_argument_group("generation (defaults from the task YAML)")
+    gen.add_argument("--max-tokens", type=int)
+    gen.add_argument("--temperature", type=float)
+    gen.add_argument("--top-p", type=float)
+    gen.add_argument("--seed", type=int)
+    backend = parser.add_argument_group("backend")
+    backend.add_argument("--base-url", help="openai: server URL, e.g. http://127.0.0.1:8000/v1")
+    backend.add_argument("--api-key-env", help="openai: env var holding the key (default OPENAI_API_KEY)")
+    backend.add_argument("--concurrency", type=int, help="openai: requests in flight (default 8)")
+    backend.add_argument("--max-retries", type=int, help="openai: retries on 429/5xx/timeouts (default 6)")
+    backend.add_argument("--timeout", type=float, help="openai: seconds per request (default 600)")
+    backend.add_argument("--peft", help="hf: PEFT adapter folder")
+    backend.add_argument("--device", help="hf: cpu | cuda | cuda:1 (default: cuda when available)")
+    backend.add_argument("--dtype", help="hf: bfloat16 | float16 | float32")
+    backend.add_argument("--batch-size", type=int, help="hf: conversations per generate call (default 8)")
+    backend.add_argument("--tensor-parallel-size", type=int, help="vllm: GPUs per model")
+    backend.add_argument("--trust-remote-code", action="store_true", default=None, help="hf/vllm: run the model repo's code")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write OUT/cache.sqlite")
+    parser.add_argument("--n-boot", type=int, default=stats.N_BOOT, help="bootstrap resamples for CIs")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from ledgerlm.evaluate.cache import ResponseCache, generate_cached
+    from ledgerlm.evaluate.sampling import make_sampler
+
+    task = load_task(args.task)
+    rows = select_rows(adapter.load_rows(args.data, split=args.split or task["dataset"]["split"]), task, args.hint_mode, args.limit)
+    params = generation_params(task, args)
+    options = {k: getattr(args, k) for k in ("base_url", "api_key_env", "concurrency", "max_retries", "timeout", "peft",
+                                             "device", "dtype", "batch_size", "tensor_parallel_size", "trust_remote_code")}
+    sampler = make_sampler(args.model, **options)
+    cache = None if args.no_cache else ResponseCache(f"{args.out}/cache.sqlite")
+    began = time.perf_counter()
+    completions, gen_stats = generate_cached(sampler, [r["messages"] for r in rows], params, cache=cache, items=rows,
+                                             on_chunk=lambda done, total: print(f"  generated {done}/{total}", file=sys.stderr, flush=True))
+    records = [score_record(row, c) for row, c in zip(rows, completions)]
+    config = {"task": task, "data": str(args.data), "hint_mode": args.hint_mode or "both", "limit": args.limit,
+              "generation": params.as_dict(), "backend_options": {k: v for k, v in options.items() if v is not None}}
+    results = summarize(records, model=sampler.model_id, config=config, n_boot=args.n_boot,
+                        timing={"wall_s": time.perf_counter() - began, **gen_stats})
+    write_run(args.out, results, records)
+    print(format_summary(results))
+    return 0
+
+
+def add_score_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--predictions", required=True, help="JSONL: contract-4 rows, each with the model's raw text in `response`")
+    parser.add_argument("--out", required=True, help="folder for results.json and samples.jsonl")
+    parser.add_argument("--model", default="predictions", help="model name recorded in results.json")
+    parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    began = time.perf_counter()
+    rows = read_jsonl(args.predictions)
+    records = []
+    for n, raw in enumerate(rows):
+        row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test"), "response": raw.get("response")}
+        adapter._checked(row, args.predictions)
+        completion = Completion(text=row.get("response") or "", reasoning=row.get("reasoning_content"))
+        records.append(score_record(row, completion))
+    results = summarize(records, model=args.model, config={"predictions": str(args.predictions)}, n_boot=args.n_boot,
+                        timing={"wall_s": time.perf_counter() - began})
+    write_run(args.out, results, records)
+    print(format_summary(results))
+    return 0
+
+
+def select_rows(rows: list[dict], task: dict, hint_mode: str | None, limit: int | None) -> list[dict]:
+    """Rows matching the task's `select` and the CLI hint flag, first `limit` of them."""
+    wanted = dict(task.get("select") or {})
+    if hint_mode in ("hint", "nohint"):
+        wanted["hint"] = hint_mode == "hint"
+    kept = [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
+    return kept[:limit] if limit is not None else kept
+
+
+def generation_params(task: dict, args: argparse.Namespace) -> GenerationParams:
+    base = dict(task.get("generation") or {})
+    for key in ("max_tokens", "temperature", "top_p", "seed"):
+        if getattr(args, key, None) is not None:
+            base[key] = getattr(args, key)
+    return GenerationParams(**base)
+
+
+def score_record(row: dict, completion: Completion) -> dict[str, Any]:
+    """One samples.jsonl row (contract 6) for a dataset row and its completion."""
+    answer_text, reasoning = split_reasoning(completion.text, completion.reasoning)
+    if completion.error:
+        result_score, positional, extracted, reason = 0, 0, None, "backend_error"
+    else:
+        result = score_response(row, completion.text)
+        result_score, positional, extracted, reason = result.score, result.positional, result.extracted, result.error_reason
+        if reason and completion.finish_reason == "length":
+            reason = f"truncated:{reason}"
+    return {
+        "id": row["id"], "prompt": row["messages"], "response": completion.text, "reasoning": reasoning,
+        "answer_text": answer_text, "extracted": extracted, "score": result_score, "positional": positional,
+        "error_reason": reason, "answer": row.get("answer"), "paradigm": row.get("paradigm"), "axis": row.get("axis"),
+        "hint": row.get("hint"), "answer_format": row.get("answer_format"), "deficiency": row.get("answer") == DEFICIENT,
+        "finish_reason": completion.finish_reason, "backend_error": completion.error,
+        "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+    }
+
+
+def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, timing: dict) -> dict[str, Any]:
+    """results.json: accuracy with CIs overall and per group, failure rates, tokens and time."""
+    reasons = Counter(r["error_reason"] for r in records if r["error_reason"])
+    base_reason = lambda r: (r["error_reason"] or "").removeprefix("truncated:")  # noqa: E731
+    n = len(records)
+    overall = stats.bootstrap_ci([r["score"] for r in records], n_boot=n_boot).as_dict()
+    return {
+        "benchmark": "finindices", "task": config.get("task", {}).get("task", "finindices"), "scorer_version": SCORER_VERSION,
+        "model": model, "n": n,
+        "metrics": {
+            "accuracy": overall,
+            "positional_accuracy": stats.bootstrap_ci([r["positional"] for r in records], n_boot=n_boot).as_dict(),
+            "parse_failure_rate": sum(base_reason(r) in PARSE_ERRORS for r in records) / n if n else 0.0,
+            "format_failure_rate": sum(base_reason(r) in FORMAT_ERRORS for r in records) / n if n else 0.0,
+            "backend_error_rate": sum(r["error_reason"] == "backend_error" for r in records) / n if n else 0.0,
+            "truncated_rate": sum(r["finish_reason"] == "length" for r in records) / n if n else 0.0,
+            "by_paradigm_hint": stats.grouped(records, ["paradigm", "hint"], n_boot=n_boot),
+            "by_group": stats.grouped(records, ["paradigm", "axis", "hint"], n_boot=n_boot),
+            "by_group_positional": stats.grouped(records, ["paradigm", "axis", "hint"], value="positional", n_boot=n_boot),
+            "by_answer_format": stats.grouped(records, ["answer_format"], n_boot=n_boot),
+            "deficiency": stats.grouped(records, ["deficiency"], n_boot=n_boot),
+            "error_reasons": dict(reasons.most_common()),
+        },
+        "tokens": {"prompt": sum(r["prompt_tokens"] for r in records), "completion": sum(r["completion_tokens"] for r in records),
+                   "completion_mean": sum(r["completion_tokens"] for r in records) / n if n else 0.0},
+        "time": timing,
+        "config": config,
+        "versions": {"ledgerlm": ledgerlm.__version__, "python": platform.python_version()},
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def format_summary(results: dict) -> str:
+    m = results["metrics"]
+    acc = m["accuracy"]
+    lines = [f"{results['model']}: accuracy {acc['value']:.2%} [{acc['ci_low']:.2%}, {acc['ci_high']:.2%}] on {results['n']} items; "
+             f"positional {m['positional_accuracy']['value']:.2%}; parse failures {m['parse_failure_rate']:.2%}; "
+             f"format failures {m['format_failure_rate']:.2%}"]
+    for g in m["by_paradigm_hint"]:
+        lines.append(f"  {g['paradigm']:<6} hint={g['hint']!s:<5} n={g['n']:<5} {g['value']:.2%} [{g['ci_low']:.2%}, {g['ci_high']:.2%}]")
+    return "\n".join(lines)

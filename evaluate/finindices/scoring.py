@@ -1,0 +1,173 @@
+"""FinIndices scoring (paper §2.2.2, eq. 1–2): all-or-nothing set match at the requested precision.
+
+    python -c "from ledgerlm.evaluate.finindices.scoring import score_response as s; \
+print(s({'id': 'x', 'answer_format': 'number', 'answer': 1153987.78, 'decimals': 2}, 'Final answer: 1,153,987.78'))"
+
+Rules (one function, `score_response`, shared with distillation):
+- Reasoning (`<think>…</think>`) is stripped first; an unterminated `<think>` is no answer.
+- single items (`answer_format: number`): the last number of the final answer (see
+  `extract.answer_span`; bare years of the asked periods and dates are not values) must equal the
+  ground truth at `decimals` (round half away from zero): `1,234.50` ≈ `1234.5`, but `1153987.8`
+  is not `1153987.78`.
+- table items: the ground truth N×T matrix is flattened to a set; the block of the requested format
+  is isolated (Ψ), every number in it extracted (Φ); score 1 iff every required value has an equal
+  predicted value inside the block. A tuple list answered as dictionaries is a format failure.
+- `positional`: the stricter variant — the block's numeric cells, read as a grid (header rows
+  dropped; N×T or its transpose), hold each value at its own row and column.
+- deficiency items (`answer == "Insufficient information"`): the answer must say `Insufficient
+  information` (or `信息不足`) and carry no numeric answer (no number in the final answer line, no
+  block of the requested format with numbers).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ledgerlm.errors import InputError
+from ledgerlm.evaluate.finindices import extract
+from ledgerlm.evaluate.reasoning import split_reasoning
+
+SCORER_VERSION = 1  # bump together with `version` in evaluate/tasks/finindices/finindices.yaml
+FILTER_CHAIN = ("strip_reasoning", "isolate_answer", "extract_numbers", "match_at_precision")
+DEFICIENT = "Insufficient information"
+PARSE_ERRORS = frozenset({"unterminated_think", "empty_response", "no_number"})
+FORMAT_ERRORS = frozenset({"no_block", "not_rows"})
+_REFUSAL = re.compile(r"insufficient\s+information|信息不足", re.IGNORECASE)
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    score: int  # 1 iff the set rule holds (the paper's metric)
+    positional: int  # 1 iff every value also sits at its own row and column
+    extracted: Any  # float | list[list[float]] | list[float] | "Insufficient information" | None
+    error_reason: str | None  # None when score == 1
+
+
+def precision_key(value: float, decimals: int) -> int | None:
+    """`value` rounded half away from zero at `decimals`, as an integer count of 10**-decimals."""
+    scaled = (value if value >= 0 else -value) * _POW10[decimals] if 0 <= decimals < 16 else abs(value) * 10.0**decimals
+    if not scaled <= 1e300:  # also catches NaN and infinities
+        return None
+    units = int(scaled * (1 + 1e-12) + 0.5)
+    return units if value >= 0 else -units
+
+
+_POW10 = [10.0**k for k in range(16)]
+
+
+def score_response(sample: dict, response_text: str | None) -> ScoreResult:
+    """Score one raw model output against one Contract-4 sample row."""
+    answer_text, _ = split_reasoning(response_text)
+    if answer_text is None:
+        return ScoreResult(0, 0, None, "unterminated_think")
+    if not answer_text:
+        return ScoreResult(0, 0, None, "empty_response")
+    if len(answer_text) > extract.MAX_CHARS:
+        answer_text = answer_text[-extract.MAX_CHARS :]
+    text = extract.normalize(answer_text)
+    fmt = sample.get("answer_format") or "number"
+    truth = sample.get("answer")
+    if isinstance(truth, str) and truth.strip().lower() == DEFICIENT.lower():
+        return _score_deficiency(text, fmt, _years(sample))
+    decimals = _decimals(sample)
+    if fmt == "number":
+        value = _truth_value(sample, truth)
+        return _score_single(text, value, decimals, _years(sample) - {f"{value:.0f}"})
+    return _score_table(text, fmt, _truth_grid(sample, truth), decimals)
+
+
+def _score_single(text: str, truth: float, decimals: int, years: set[str]) -> ScoreResult:
+    start, end = extract.answer_span(text)
+    values = extract.extract_numbers(extract.strip_periods(text[start:end], years))
+    if not values:
+        if _REFUSAL.search(text):
+            return ScoreResult(0, 0, DEFICIENT, "refused")
+        return ScoreResult(0, 0, None, "no_number")
+    predicted = values[-1]
+    ok = int(precision_key(predicted, decimals) == precision_key(truth, decimals))
+    return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
+
+
+def _score_table(text: str, fmt: str, truth: list[list[float]], decimals: int) -> ScoreResult:
+    block = extract.isolate_block(text, fmt)
+    if block is None:
+        return ScoreResult(0, 0, None, "no_block")
+    if block.structure_error == "not_rows":
+        return ScoreResult(0, 0, None, "not_rows")
+    grid, predicted = extract.block_values(block)
+    if not predicted:
+        return ScoreResult(0, 0, [], "no_number")
+    have = {precision_key(v, decimals) for v in predicted}
+    need = [[precision_key(v, decimals) for v in row] for row in truth]
+    ok = int(all(k in have for row in need for k in row))
+    positional = int(ok and grid is not None and _positional(grid, need, decimals))
+    return ScoreResult(ok, positional, grid if grid is not None else predicted, None if ok else "missing_values")
+
+
+def _positional(grid: list[list[float]], need: list[list[int | None]], decimals: int) -> bool:
+    keys = [[precision_key(v, decimals) for v in row] for row in grid]
+    transposed = [list(col) for col in zip(*need)]
+    for want in (need, transposed):
+        n, t = len(want), len(want[0]) if want else 0
+        if not n or len(keys) < n or len(keys) > n + 1:  # at most one numeric header row
+            continue
+        rows = keys[-n:]
+        if all(len(row) >= t and row[-t:] == w for row, w in zip(rows, want)):
+            return True
+    return False
+
+
+def _score_deficiency(text: str, fmt: str, years: set[str]) -> ScoreResult:
+    if not _REFUSAL.search(text):
+        return ScoreResult(0, 0, None, "no_refusal")
+    start, end = extract.answer_span(text)
+    numbers = extract.extract_numbers(extract.strip_periods(text[start:end], years))
+    if not numbers and fmt != "number":
+        block = extract.isolate_block(text, fmt)
+        numbers = extract.block_numbers(block) if block is not None and block.structure_error != "not_rows" else []
+    if numbers:
+        return ScoreResult(0, 0, numbers, "answered_deficient")
+    return ScoreResult(1, 1, DEFICIENT, None)
+
+
+def _years(sample: dict) -> set[str]:
+    return _years_of(tuple(str(p) for p in sample.get("target_periods") or ()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _years_of(periods: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(y for period in periods for y in _YEAR.findall(period))
+
+
+def _decimals(sample: dict) -> int:
+    decimals = sample.get("decimals")
+    if decimals is None:
+        raise InputError(f"sample {sample.get('id')!r} has no decimals", field="decimals")
+    return int(decimals)
+
+
+def _truth_value(sample: dict, truth: Any) -> float:
+    if isinstance(truth, list):  # a 1×1 matrix written as a table answer
+        flat = [v for row in truth for v in (row if isinstance(row, list) else [row])]
+        truth = flat[0] if len(flat) == 1 else truth
+    value = extract.parse_cell(truth)
+    if value is None:
+        raise InputError(f"sample {sample.get('id')!r}: answer {truth!r} is not a number", field="answer")
+    return value
+
+
+def _truth_grid(sample: dict, truth: Any) -> list[list[float]]:
+    if not isinstance(truth, list) or not truth:
+        raise InputError(f"sample {sample.get('id')!r}: table answer {truth!r} is not a list of rows", field="answer")
+    rows = truth if all(isinstance(r, list) for r in truth) else [truth]
+    grid = []
+    for row in rows:
+        values = [extract.parse_cell(v) for v in row]
+        if None in values or not values:
+            raise InputError(f"sample {sample.get('id')!r}: table answer row {row!r} is not all numbers", field="answer")
+        grid.append(values)
+    return grid

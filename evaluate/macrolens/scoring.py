@@ -1,0 +1,90 @@
+"""Score MacroLens sample rows: parse responses, build metric arrays, bootstrap CIs, stratify.
+
+    ledgerlm score --benchmark macrolens --predictions RUN/samples.jsonl --out RUN_rescored
+
+A sample row carries `task`, `level`, `target`, `meta`, `cluster`, `strata` and the raw `response`,
+so scoring needs nothing but the rows (offline re-scoring gives the same numbers).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ledgerlm.evaluate.macrolens.bootstrap import cluster_bootstrap, stratified
+from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEMENT_FIELDS, instance_loss
+from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
+
+T7_FIELDS = ("rent", "price")
+T7_ALIASES = {"monthly_rent": "rent", "rent_estimate": "rent", "sale_price": "price", "price_estimate": "price", "value": "price"}
+STRATA_KEYS = ("sector", "cap_quartile", "filing_tercile", "category", "property_type", "state")
+NO_CI = COUNTS | {"parse_pct"}
+
+
+def extract(row: dict):
+    """(prediction, parsed_ok, error_reason) for one sample row."""
+    task, text = row["task"], row.get("response") or ""
+    if task == "T1":
+        h, last = row["meta"]["horizon"], row["meta"]["last_close"]
+        traj = parse_trajectory(text)
+        if not traj:
+            return [last] * h, False, "unparsed: scored as no-change forecast"
+        ok = len(traj) == h
+        traj = (traj + [traj[-1]] * h)[:h]
+        return traj, ok, None if ok else f"partial: {len(traj)} values for horizon {h}, padded/truncated"
+    if task in ("T2", "T5", "T4"):
+        v = parse_value(text)
+        return v, v is not None, None if v is not None else ("non-response: scored as 0" if task == "T4" else "unparsed: scored as 0")
+    fields = STATEMENT_FIELDS if task in ("T3", "T6") else T7_FIELDS
+    got = parse_fields(text, fields, T7_ALIASES if task == "T7" else None)
+    missing = [f for f in fields if got[f] is None]
+    return got, not missing, f"unparsed fields scored as 0: {', '.join(missing)}" if missing else None
+
+
+def arrays_for(task: str, rows: list[dict], preds: list) -> dict[str, np.ndarray]:
+    nan = float("nan")
+    if task == "T1":
+        return {"pred": np.array(preds, float), "true": np.array([r["target"] for r in rows], float),
+                "last_close": np.array([r["meta"]["last_close"] for r in rows], float),
+                "parsed": np.array([r["_parsed"] for r in rows], bool)}
+    if task in ("T2", "T5", "T4"):
+        return {"pred": np.array([nan if p is None else p for p in preds], float), "true": np.array([r["target"] for r in rows], float)}
+    fields = STATEMENT_FIELDS if task in ("T3", "T6") else T7_FIELDS
+    pred = np.array([[nan if p[f] is None else p[f] for f in fields] for p in preds], float)
+    if task == "T7":
+        true = np.array([r["target"] for r in rows], float)
+    else:
+        true = np.array([[nan if r["target"].get(f) is None else r["target"][f] for f in fields] for r in rows], float)
+    return {"pred": pred, "true": true}
+
+
+def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed: int = 42) -> dict:
+    """Fill `extracted`, `answer_text`, `score`, `error_reason` in place; return per task x level summaries."""
+    out: dict = {}
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["task"], r.get("level", "-")), []).append(r)
+    for (task, level), part in sorted(groups.items()):
+        preds = []
+        for r in part:
+            pred, ok, why = extract(r)
+            r["_parsed"], r["extracted"], r["error_reason"] = ok, pred, why
+            r["answer_text"] = strip_reasoning(r.get("response"))
+            preds.append(pred)
+        a = arrays_for(task, part, preds)
+        for i, r in enumerate(part):
+            r["score"] = instance_loss(task, a, i)
+            r.pop("_parsed")
+        clusters = np.array([r["cluster"] for r in part])
+        kw = {"b_min": b_min, "b_max": b_max, "seed": seed}
+        metrics, counts = {}, {"n": len(part), "n_clusters": int(len(set(clusters)))}
+        for name, fn in METRICS[task].items():
+            if name in NO_CI or name.startswith("mape_"):
+                counts[name] = fn(a)
+            else:
+                metrics[name] = cluster_bootstrap(a, clusters, fn, **kw).as_dict()
+        strata = {}
+        for key in STRATA_KEYS:
+            labels = [r["strata"].get(key) for r in part]
+            if any(lab is not None for lab in labels):
+                strata[key] = {lab: iv.as_dict() for lab, iv in stratified(a, clusters, labels, METRICS[task][PRIMARY[task]], **kw).items()}
+        out.setdefault(task, {})[level] = {"primary": PRIMARY[task], "metrics": metrics, "counts": counts, "strata": strata}
+    return out

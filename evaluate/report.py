@@ -1,0 +1,143 @@
+"""`ledgerlm report RUN… --out DIR`: a markdown report and PNG plots for one or more runs.
+
+    ledgerlm report runs/before runs/after --out runs/report
+
+Plots (matplotlib, Agg backend, one PNG each):
+- `hint_vs_nohint.png`: accuracy with and without the formula hint per capability axis, one panel
+  per paradigm, one bar pair per run (95% bootstrap CIs as error bars) — the paper's Tables 11/12.
+- `single_vs_table.png`: accuracy per paradigm × hint for each run — the paper's Table 3.
+- `deltas.png` (two or more runs): each later run minus the first, per paradigm × hint, with
+  paired bootstrap CIs (McNemar p in the markdown).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ledgerlm.evaluate import stats  # noqa: E402
+from ledgerlm.evaluate.compare import compare_runs, to_markdown  # noqa: E402
+from ledgerlm.evaluate.runfiles import atomic_write_text, read_run  # noqa: E402
+
+HINT_LABEL = {True: "with hint", False: "no hint", None: "hint n/a"}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ledgerlm report", description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", help="run folders; the first is the baseline for deltas")
+    parser.add_argument("--out", required=True, help="folder for report.md and the PNGs")
+    parser.add_argument("--n-boot", type=int, default=2_000, help="bootstrap resamples for the plotted CIs")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = [(Path(r).name, *read_run(r)) for r in args.runs]
+    sections = [f"# Evaluation report: {', '.join(name for name, _, _ in runs)}", ""]
+    sections += _summary_table(runs, args.n_boot)
+    plot_hint_vs_nohint(runs, out / "hint_vs_nohint.png", args.n_boot)
+    plot_single_vs_table(runs, out / "single_vs_table.png", args.n_boot)
+    sections += ["", "![hint vs no hint](hint_vs_nohint.png)", "", "![single vs table](single_vs_table.png)", ""]
+    if len(runs) > 1:
+        comparisons = [compare_runs(args.runs[0], r, by=("paradigm", "axis", "hint"), n_boot=args.n_boot) for r in args.runs[1:]]
+        plot_deltas(comparisons, [name for name, _, _ in runs], out / "deltas.png")
+        sections += ["![deltas](deltas.png)", ""] + [to_markdown(c) for c in comparisons]
+    atomic_write_text(out / "report.md", "\n".join(sections) + "\n")
+    print(f"wrote {out / 'report.md'} and {len(list(out.glob('*.png')))} plots")
+    return 0
+
+
+def _acc(samples: list[dict], n_boot: int, **where: Any) -> stats.Estimate:
+    scores = [s["score"] for s in samples if all(s.get(k) == v for k, v in where.items())]
+    return stats.bootstrap_ci(scores, n_boot=n_boot)
+
+
+def _summary_table(runs: list, n_boot: int) -> list[str]:
+    lines = ["| run | model | n | accuracy [95% CI] | positional | parse fail | format fail | completion tokens | time (s) |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|"]
+    for name, results, samples in runs:
+        m = results.get("metrics", {})
+        acc = _acc(samples, n_boot)
+        positional = sum(s.get("positional", 0) or 0 for s in samples) / max(1, len(samples))
+        lines.append(f"| {name} | {results.get('model')} | {len(samples)} | {acc.value:.1%} [{acc.ci_low:.1%}, {acc.ci_high:.1%}] | "
+                     f"{positional:.1%} | {m.get('parse_failure_rate', 0):.1%} | {m.get('format_failure_rate', 0):.1%} | "
+                     f"{results.get('tokens', {}).get('completion', 0)} | {results.get('time', {}).get('wall_s', 0):.1f} |")
+    return lines
+
+
+def _bars(ax, centers, estimates, width, label, color):
+    values = [e.value for e in estimates]
+    errors = [[max(0.0, e.value - e.ci_low) for e in estimates], [max(0.0, e.ci_high - e.value) for e in estimates]]
+    ax.bar(centers, values, width, yerr=errors, capsize=3, label=label, color=color, edgecolor="black", linewidth=0.5)
+
+
+def plot_hint_vs_nohint(runs: list, path: Path, n_boot: int) -> None:
+    paradigms = sorted({s.get("paradigm") for _, _, ss in runs for s in ss}, key=str)
+    axes_names = sorted({s.get("axis") for _, _, ss in runs for s in ss}, key=str)
+    fig, panels = plt.subplots(1, len(paradigms), figsize=(6 * len(paradigms), 4.5), squeeze=False, sharey=True)
+    colors = plt.get_cmap("tab20").colors
+    slots = [(r, h) for r in range(len(runs)) for h in (True, False)]
+    width = 0.8 / len(slots)
+    for ax, paradigm in zip(panels[0], paradigms):
+        for k, (r, hint) in enumerate(slots):
+            name, _, samples = runs[r]
+            estimates = [_acc(samples, n_boot, paradigm=paradigm, axis=a, hint=hint) for a in axes_names]
+            centers = [x - 0.4 + width * (k + 0.5) for x in range(len(axes_names))]
+            _bars(ax, centers, estimates, width, f"{name}: {HINT_LABEL[hint]}", colors[(2 * r + (0 if hint else 1)) % 20])
+        ax.set_title(f"{paradigm} items")
+        ax.set_xticks(range(len(axes_names)), [str(a) for a in axes_names], rotation=15)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("accuracy")
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = panels[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8, frameon=False)
+    fig.suptitle("Accuracy with vs without formula hint, per capability axis (95% bootstrap CI)")
+    fig.tight_layout(rect=(0, 0.06 + 0.04 * ((len(labels) - 1) // 4), 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_single_vs_table(runs: list, path: Path, n_boot: int) -> None:
+    groups = [(p, h) for p in ("single", "table") for h in (True, False)]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    width = 0.8 / len(runs)
+    colors = plt.get_cmap("tab10").colors
+    for r, (name, _, samples) in enumerate(runs):
+        estimates = [_acc(samples, n_boot, paradigm=p, hint=h) for p, h in groups]
+        _bars(ax, [x - 0.4 + width * (r + 0.5) for x in range(len(groups))], estimates, width, name, colors[r % 10])
+    ax.set_xticks(range(len(groups)), [f"{p}\n{HINT_LABEL[h]}" for p, h in groups])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("accuracy")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Single vs table items, with and without hint (95% bootstrap CI)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_deltas(comparisons: list[dict], names: list[str], path: Path) -> None:
+    shown = [[row for row in c["rows"] if len(row["group"]) <= 2] for c in comparisons]  # overall + paradigm × hint
+    fig, ax = plt.subplots(figsize=(9, 1.6 + 0.4 * sum(map(len, shown))))
+    labels, y = [], 0
+    colors = plt.get_cmap("tab10").colors
+    for k, rows in enumerate(shown):
+        for row in rows:
+            delta = 100 * row["delta"]
+            err = [[max(0.0, delta - 100 * row["ci_low"])], [max(0.0, 100 * row["ci_high"] - delta)]]
+            ax.errorbar([delta], [y], xerr=err, fmt="o", color=colors[(k + 1) % 10], capsize=4)
+            group = ", ".join(f"{v if k2 != 'hint' else HINT_LABEL.get(v, v)}" for k2, v in row["group"].items()) or "all"
+            labels.append(f"{names[k + 1]} − {names[0]}: {group} (n={row['n']}, p={row['p_value']:.2g})")
+            y += 1
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy delta (points), paired bootstrap 95% CI")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title("Before/after deltas")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

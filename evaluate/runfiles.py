@@ -1,0 +1,73 @@
+"""Run folders (DESIGN contract 6): `results.json` + `samples.jsonl`, written atomically, read back.
+
+    python -c "from ledgerlm.evaluate.runfiles import read_run; r, s = read_run('runs/oracle'); print(r['metrics']['accuracy'])"
+
+Each file is written to a temporary sibling and renamed into place (`os.replace`), so a reader
+never sees half a file and a killed run leaves the previous files intact. Every sample row carries
+at least: id, prompt, response (raw), reasoning, answer_text (reasoning stripped), extracted,
+score (0/1), error_reason.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from ledgerlm.errors import InputError
+
+RESULTS, SAMPLES = "results.json", "samples.jsonl"
+SAMPLE_FIELDS = ("id", "prompt", "response", "reasoning", "answer_text", "extracted", "score", "error_reason")
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write `text` to `path` via a temp file in the same folder and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_run(out_dir: str | Path, results: dict[str, Any], samples: Iterable[dict[str, Any]]) -> Path:
+    """Write samples.jsonl then results.json (results last: its presence marks a complete run)."""
+    out = Path(out_dir)
+    rows = list(samples)
+    for row in rows:
+        missing = [f for f in SAMPLE_FIELDS if f not in row]
+        if missing:
+            raise InputError(f"sample {row.get('id')!r} lacks {missing}", path=str(out / SAMPLES))
+    atomic_write_text(out / SAMPLES, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    atomic_write_text(out / RESULTS, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
+    return out
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a JSONL file; a bad line raises InputError naming the file and line."""
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise InputError(f"line {lineno}: not JSON ({err.msg})", path=str(path)) from err
+    return rows
+
+
+def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(results, samples) of a run folder."""
+    run = Path(run_dir)
+    if not (run / RESULTS).is_file() or not (run / SAMPLES).is_file():
+        raise InputError(f"not a finished run (needs {RESULTS} and {SAMPLES})", path=str(run))
+    with open(run / RESULTS, encoding="utf-8") as handle:
+        results = json.load(handle)
+    return results, read_jsonl(run / SAMPLES)

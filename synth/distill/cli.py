@@ -1,0 +1,145 @@
+"""`ledgerlm distill`: teacher trajectories for a synthesized dataset, kept only if the scorer verifies them.
+
+    ledgerlm distill --data runs/data --split train --teacher openai:gpt-4o-mini --samples-per-item 4 \\
+        --temperature 0.7 --out runs/distill --policy first --mix-solutions unsolved --concurrency 32
+
+Writes OUT/{split}.jsonl (contract-5 rows + provenance), OUT/rejects.jsonl (one reason each),
+OUT/manifest.json (acceptance per paradigm x axis x hint, tokens, cost) and keeps OUT/cache.jsonl:
+rerun the same command after a crash and only the missing samples are requested again.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from ledgerlm.synth.distill.cache import AppendLog, CompletionCache
+from ledgerlm.synth.distill.manifest import build_manifest
+from ledgerlm.synth.distill.pipeline import POLICIES, DistillConfig, Progress, assemble, load_items, plan_jobs, run_jobs
+from ledgerlm.synth.distill.teachers import make_teacher
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ledgerlm distill", description=__doc__.splitlines()[0])
+    p.add_argument("--data", required=True, help="dataset folder from `ledgerlm synth` (or a .jsonl file)")
+    p.add_argument("--split", default="train", help="which split file to distill (default: train)")
+    p.add_argument("--teacher", required=True, help="openai:MODEL | vllm:PATH | hf:PATH | oracle")
+    p.add_argument("--base-url", help="OpenAI-compatible server URL, e.g. http://127.0.0.1:8000/v1 (openai: only)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    p.add_argument("--out", required=True, help="output folder (holds the cache: rerun to resume)")
+    p.add_argument("--cache", help="cache file to use instead of OUT/cache.jsonl (share one across runs)")
+    hint = p.add_mutually_exclusive_group()
+    hint.add_argument("--hint", dest="hint_mode", action="store_const", const="hint", help="only with-hint items")
+    hint.add_argument("--no-hint", dest="hint_mode", action="store_const", const="no_hint", help="only no-hint items")
+    hint.add_argument("--both", dest="hint_mode", action="store_const", const="both", help="both variants (default)")
+    p.set_defaults(hint_mode="both")
+    p.add_argument("--samples-per-item", type=int, default=4, help="K teacher samples per item")
+    p.add_argument("--temperature", type=float, default=0.7, help="> 0 so the K samples differ")
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--max-tokens", type=int, default=4096, help="new tokens per sample; longer ones are rejected as truncated")
+    p.add_argument("--seed", type=int, default=0, help="run seed: per-sample teacher seeds and solution mixing derive from it")
+    p.add_argument("--policy", choices=POLICIES, default="first", help="which verified samples of an item become rows")
+    p.add_argument("--mix-solutions", metavar="F", help="'unsolved' (worked solutions of never-solved items) or a fraction F of all items")
+    p.add_argument("--concurrency", type=int, help="requests in flight (default 8 for openai:, 1 for local teachers)")
+    p.add_argument("--batch-size", type=int, help="conversations per sampler call (default 1 for openai:, 16 for local)")
+    p.add_argument("--rps", type=float, help="requests per second limit")
+    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt estimate + max tokens, corrected by usage)")
+    p.add_argument("--max-retries", type=int, help="openai: retries on 429/5xx/timeouts (backend default 6)")
+    p.add_argument("--backoff-base", type=float, help="openai: first backoff in seconds when no Retry-After (default 1)")
+    p.add_argument("--timeout", type=float, help="openai: seconds per request")
+    p.add_argument("--dtype", help="hf: torch dtype (float32 on CPU by default)")
+    p.add_argument("--price-in", type=float, help="USD per million prompt tokens (for the manifest's cost)")
+    p.add_argument("--price-out", type=float, help="USD per million completion tokens")
+    p.add_argument("--limit", type=int, help="only the first N items (smoke runs)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    remote = args.teacher.startswith("openai:")
+    config = DistillConfig(
+        teacher=args.teacher, samples_per_item=args.samples_per_item, temperature=args.temperature, top_p=args.top_p,
+        max_tokens=args.max_tokens, seed=args.seed, policy=args.policy, mix_solutions=args.mix_solutions,
+        concurrency=args.concurrency or (8 if remote else 1), batch_size=args.batch_size or (1 if remote else 16),
+        rps=args.rps, tpm=args.tpm,
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    items = load_items(args.data, args.split, args.hint_mode, args.limit)
+    teacher = make_teacher(args.teacher, concurrency=config.concurrency, base_url=args.base_url,
+                           api_key_env=args.api_key_env, max_retries=args.max_retries, backoff_base=args.backoff_base,
+                           timeout=args.timeout, batch_size=config.batch_size, dtype=args.dtype)
+    jobs = plan_jobs(items, config, teacher.render)
+    cache = CompletionCache(args.cache or out / "cache.jsonl")
+    started = time.monotonic()
+    with progress_bar(len(jobs), disable=args.no_progress) as update:
+        outcomes = run_jobs(teacher, jobs, cache, config, {item["id"]: item for item in items}, on_update=update)
+    cache.close()
+    rows, rejects = assemble(items, jobs, outcomes, config)
+    manifest = build_manifest(items, rows, rejects, config=asdict(config), data_path=str(args.data),
+                              price_in=args.price_in, price_out=args.price_out)
+    write_jsonl(out / f"{args.split}.jsonl", rows)
+    write_jsonl(out / "rejects.jsonl", rejects)
+    write_text(out / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    elapsed = time.monotonic() - started
+    requested = len(outcomes) - update.progress.cached
+    AppendLog(out / "runs.jsonl").append({"elapsed_s": round(elapsed, 3), "requested": requested,
+                                          "cached": update.progress.cached, "rows": len(rows)})
+    counts = manifest["counts"]
+    print(f"distill: {counts['items']} items, {counts['samples']} samples ({update.progress.cached} cached), "
+          f"acceptance {counts['acceptance_rate']}, {counts['rows']} rows "
+          f"({counts['rows_solution']} worked solutions), rejects {manifest['rejects']} -> {out}")
+    return 0
+
+
+class progress_bar:
+    """A rich progress bar with the live acceptance rate; `update(progress)` is the run's callback."""
+
+    def __init__(self, total: int, disable: bool = False):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        console = Console(stderr=True)
+        self.progress = Progress()
+        self._bar = RichProgress(
+            TextColumn("distill"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("accepted {task.fields[rate]:.1%}"), TextColumn("{task.fields[tokens]} tok"),
+            TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+            disable=disable or not console.is_terminal,
+        )
+        self._task = self._bar.add_task("distill", total=total, rate=0.0, tokens=0)
+
+    def __enter__(self) -> "progress_bar":
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._bar.stop()
+
+    def __call__(self, progress: Progress) -> None:
+        self.progress = progress
+        self._bar.update(self._task, completed=progress.done, rate=progress.acceptance,
+                         tokens=progress.prompt_tokens + progress.completion_tokens)
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    write_text(path, "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

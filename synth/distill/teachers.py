@@ -1,0 +1,103 @@
+"""Teachers for distillation: the evaluator's sampler backends, called from one asyncio loop.
+
+    python -c "from ledgerlm.synth.distill.teachers import make_teacher; print(make_teacher('oracle').model_id)"
+
+`openai:` teachers send one request per sample through the backend's own async request path
+(`OpenAISampler._request`: retries on 429/5xx/timeouts/dropped connections with backoff, jitter
+and Retry-After) on one long-lived HTTP client, so `--concurrency 32` means 32 requests in flight.
+Every other sampler (`hf:`, `vllm:`, `oracle`) runs its blocking batched `generate` in a worker thread.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages, make_sampler
+
+
+class BatchTeacher:
+    """Any `Sampler`: one blocking `generate(batch, params, items=...)` call per batch, off the loop."""
+
+    def __init__(self, sampler, workers: int = 1):
+        self.sampler = sampler
+        self.model_id = sampler.model_id
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="teacher")
+
+    def render(self, messages: Messages) -> Any:
+        """What the cache keys on: the exact prompt string when the backend can render it."""
+        render = getattr(self.sampler, "render", None)
+        return render(messages) if render else messages
+
+    async def generate(self, batch: list[Messages], params: GenerationParams, items: list[dict]) -> list[Completion]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: self.sampler.generate(batch, params, items=items))
+
+    async def aclose(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+class OpenAITeacher:
+    """`openai:` — one request per conversation on long-lived keep-alive HTTP clients.
+
+    The in-flight slots are spread over small clients (CONNECTIONS_PER_CLIENT connections each):
+    httpcore's pool scans every connection on every event, which at 32+ connections in one pool
+    costs more CPU than the requests themselves. All clients share one SSL context.
+    """
+
+    CONNECTIONS_PER_CLIENT = 4
+
+    def __init__(self, sampler, concurrency: int):
+        self.sampler = sampler
+        self.model_id = sampler.model_id
+        self.concurrency = concurrency
+        self._slots: asyncio.Queue | None = None
+        self._clients: list = []
+
+    def render(self, messages: Messages) -> Any:
+        return messages
+
+    def _open(self) -> asyncio.Queue:
+        import httpx
+
+        key = os.environ.get(self.sampler.api_key_env)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        ssl_context = httpx.create_ssl_context()
+        per = self.CONNECTIONS_PER_CLIENT
+        slots: asyncio.Queue = asyncio.Queue()
+        for start in range(0, self.concurrency, per):
+            size = min(per, self.concurrency - start)
+            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+            client = httpx.AsyncClient(headers=headers, timeout=self.sampler.timeout, limits=limits, verify=ssl_context)
+            self._clients.append(client)
+            for _ in range(size):
+                slots.put_nowait(client)
+        return slots
+
+    async def generate(self, batch: list[Messages], params: GenerationParams, items: list[dict]) -> list[Completion]:
+        if self._slots is None:
+            self._slots = self._open()
+        return list(await asyncio.gather(*(self._one(i, m, params) for i, m in enumerate(batch))))
+
+    async def _one(self, index: int, messages: Messages, params: GenerationParams) -> Completion:
+        client = await self._slots.get()
+        try:
+            body = self.sampler._body(messages, params, None)
+            return await self.sampler._request(client, body, random.Random(params.seed * 1_000_003 + index))
+        finally:
+            self._slots.put_nowait(client)
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+        self._clients, self._slots = [], None
+
+
+def make_teacher(spec: str, *, concurrency: int = 8, **options: Any):
+    """A teacher for `spec` (openai:MODEL, hf:PATH, vllm:PATH, oracle); options go to the backend."""
+    sampler = make_sampler(spec, **options)
+    if spec.startswith("openai:") and hasattr(sampler, "_request"):
+        return OpenAITeacher(sampler, concurrency)
+    return BatchTeacher(sampler, workers=concurrency)

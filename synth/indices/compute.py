@@ -1,0 +1,271 @@
+"""Compute one registry index for a company and period, with a full computation trace.
+
+    ledgerlm compute --company NVDA --index revenue_yoy --period FY2026Q4 --decimals 2 --json
+
+API (used by synth/build):
+- `compute(store, company, index_id, period, scope="consolidated", *, registry=None) -> IndexValue`
+  IndexValue(index_id, company, period, value (unrounded float), result (kind), unit (currency of the
+  facts, '' for pure ratios), trace (list of JSON-able dicts: every fact with concept, period, basis,
+  value, report labels and source accessions; every intermediate value), facts (list of FactRef),
+  reports (set of ReportKey the computation read), scope).
+  Raises `NotDerivable(missing=[report labels])` when a needed report is absent (message names the
+  index and the report), `IndexUndefined` when the arithmetic is undefined (division by zero),
+  `InputError` for an unknown index / bad period.
+- `format_answer(value, result_kind, unit=None, decimals=2) -> Decimal`: scales to the unit (units,
+  thousands, ten_thousands, millions, hundred_millions, billions for amounts; percent multiplies a
+  ratio by 100) and rounds HALF AWAY FROM ZERO in decimal arithmetic (`ROUND_HALF_UP` on the shortest
+  repr of the float). `default_unit(result_kind)` gives the unit used when none is asked.
+- `INSUFFICIENT = "Insufficient information"`: the answer when the index is not derivable.
+
+Period semantics of the formula operators are in formula.py; flows and balances come from
+`FactStore.value` (standalone = YTD difference, TTM = YTD + last FY - prior YTD, balances at period end,
+`begin` = previous period end: prior fiscal year end for FY/YTD, prior quarter end for a quarter, the
+same quarter a year earlier for TTM).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from ledgerlm.errors import InputError, LedgerError, NotDerivable
+from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Node, Num
+from ledgerlm.synth.indices.registry import Registry, load_registry
+from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
+
+INSUFFICIENT = "Insufficient information"
+UNIT_SCALES = {
+    "units": Decimal(1), "thousands": Decimal(10) ** 3, "ten_thousands": Decimal(10) ** 4, "millions": Decimal(10) ** 6,
+    "hundred_millions": Decimal(10) ** 8, "billions": Decimal(10) ** 9,
+}
+# Interest-bearing concepts that are totals of other interest-bearing concepts: never summed with them.
+IB_AGGREGATES = frozenset({"long_term_debt_total"})
+
+
+class IndexUndefined(LedgerError):
+    """The index's arithmetic is undefined for this company and period (e.g. a zero denominator)."""
+
+
+@dataclass
+class IndexValue:
+    index_id: str
+    company: str
+    period: str
+    value: float
+    result: str
+    unit: str
+    trace: list[dict]
+    facts: list = field(default_factory=list)  # FactRef, in first-use order, deduplicated
+    reports: set[ReportKey] = field(default_factory=set)
+    scope: str = "consolidated"
+
+
+_REGISTRY: Registry | None = None
+
+
+def default_registry() -> Registry:
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = load_registry()
+    return _REGISTRY
+
+
+def compute(store, company: str, index_id: str, period: Period | str, scope: str = "consolidated", *,
+            registry: Registry | None = None) -> IndexValue:
+    """Value of `index_id` for `company` over `period`, from the reports `store` can see."""
+    registry = registry if registry is not None else default_registry()
+    company = store.resolve_company(company)
+    p = parse_period(period)
+    index = registry[index_id]
+    ev = _Evaluator(store, company, scope, registry, index_id)
+    where = f"index {index_id!r}, company {company}, period {p.label}"
+    try:
+        value = ev.eval(index.ast, p, "end")
+    except NotDerivable as err:
+        raise NotDerivable(f"{where}: {err}", company=company, concept=err.concept, period=p.label, missing=err.missing) from None
+    except IndexUndefined as err:
+        raise IndexUndefined(f"{where}: {err}") from None
+    except LedgerError as err:
+        raise LedgerError(f"{where}: {err}") from None
+    ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
+    unit = ev.unit if index.result in ("currency", "per_share") else ""
+    reports = {parse_report(f.report) for f in ev.facts.values()}
+    return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports, scope)
+
+
+def default_unit(result_kind: str) -> str:
+    return "percent" if result_kind == "percent" else "units"
+
+
+def format_answer(value: float, result_kind: str, unit: str | None = None, decimals: int = 2) -> Decimal:
+    """Scale `value` to `unit` and round to `decimals` places, half away from zero."""
+    unit = unit or default_unit(result_kind)
+    if not isinstance(decimals, int) or decimals < 0:
+        raise InputError(f"decimals must be a non-negative integer, got {decimals!r}", field="decimals")
+    exact = Decimal(repr(float(value)))
+    if result_kind == "percent" and unit == "percent":
+        scaled = exact * 100
+    elif result_kind == "currency" and unit in UNIT_SCALES:
+        scaled = exact / UNIT_SCALES[unit]
+    elif unit == "units":
+        scaled = exact
+    else:
+        allowed = ["percent", "units"] if result_kind == "percent" else list(UNIT_SCALES) if result_kind == "currency" else ["units"]
+        raise InputError(f"unit {unit!r} does not apply to a {result_kind} result (use one of {allowed})", field="unit")
+    return scaled.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
+class _Evaluator:
+    """Walks a formula AST at a period; records every fact and intermediate value in `trace`."""
+
+    def __init__(self, store, company: str, scope: str, registry: Registry, index_id: str):
+        self.store, self.company, self.scope, self.registry, self.index_id = store, company, scope, registry, index_id
+        self.trace: list[dict] = []
+        self.facts: dict[tuple, object] = {}
+        self.memo: dict[tuple, float] = {}
+        self.unit = ""
+
+    def eval(self, node: Node, p: Period, basis: str) -> float:
+        key = (str(node), p, basis)
+        if key not in self.memo:
+            self.memo[key] = self._eval(node, p, basis)
+        return self.memo[key]
+
+    def _eval(self, node: Node, p: Period, basis: str) -> float:
+        if isinstance(node, Num):
+            return node.value
+        if isinstance(node, Name):
+            return self._name(node.name, p, basis)
+        if isinstance(node, Neg):
+            return self._calc(node, p, basis, -self.eval(node.operand, p, basis))
+        if isinstance(node, BinOp):
+            left, right = self.eval(node.left, p, basis), self.eval(node.right, p, basis)
+            if node.op == "/" and right == 0:
+                raise IndexUndefined(f"division by zero in {node} ({_r(left)} / 0)")
+            value = {"+": left + right, "-": left - right, "*": left * right}.get(node.op) if node.op != "/" else left / right
+            return self._calc(node, p, basis, value, f"{_r(left)} {node.op} {_r(right)}")
+        if isinstance(node, Call):
+            return self._call(node, p, basis)
+        raise TypeError(f"not a formula node: {node!r}")
+
+    def _calc(self, node: Node, p: Period, basis: str, value: float, arithmetic: str = "") -> float:
+        step = {"kind": "calc", "expr": str(node), "period": p.label, "value": value}
+        if basis != "end":
+            step["basis"] = basis
+        if arithmetic:
+            step["arithmetic"] = arithmetic
+        self.trace.append(step)
+        return value
+
+    def _call(self, node: Call, p: Period, basis: str) -> float:
+        f, args = node.func, node.args
+        if f in ("abs", "sum_of", "min_of", "max_of"):
+            vals = [self.eval(a, p, basis) for a in args]
+            value = {"abs": lambda v: abs(v[0]), "sum_of": sum, "min_of": min, "max_of": max}[f](vals)
+            return self._calc(node, p, basis, value, f"{f}({', '.join(_r(v) for v in vals)})")
+        (arg,) = args
+        if f == "optional":
+            return self._optional(node, p, basis)
+        if f == "begin":
+            return self._calc(node, p, "begin", self.eval(arg, p, "begin"))
+        if f == "end":
+            return self._calc(node, p, "end", self.eval(arg, p, "end"))
+        if f == "avg":
+            b, e = self.eval(arg, p, "begin"), self.eval(arg, p, "end")
+            return self._calc(node, p, basis, (b + e) / 2, f"({_r(b)} + {_r(e)}) / 2")
+        if f == "annualize":
+            v = self.eval(arg, p, basis)
+            return self._calc(node, p, basis, v * 12 / p.months, f"{_r(v)} x 12 / {p.months}")
+        shifted = _shift(f, p, self.index_id)
+        value = self.eval(arg, shifted, basis)
+        return self._calc(node, p, basis, value, f"{arg} at {shifted.label}")
+
+    def _optional(self, node: Call, p: Period, basis: str) -> float:
+        try:
+            return self.eval(node.args[0], p, basis)
+        except NotDerivable as err:
+            shown = {r.label for r in self.store.reports(self.company, self.scope)}
+            if not err.missing or not set(err.missing) <= shown:
+                raise  # a report is absent: still not derivable
+            return self._calc(node, p, basis, 0.0, f"{node.args[0]} is not shown in {', '.join(err.missing)}: 0")
+
+    def _name(self, name: str, p: Period, basis: str) -> float:
+        if name == "days_in_period":
+            return float(30 * p.months)
+        if name == "months_in_period":
+            return float(p.months)
+        if name in ("interest_bearing_liabilities", "non_interest_bearing_liabilities"):
+            return self._interest_bearing(name, p, basis)
+        if name in self.registry:  # another index (YAML entries only; concepts are read directly)
+            value = self.eval(self.registry[name].ast, p, basis)
+            step = {"kind": "index", "index": name, "formula": self.registry[name].formula, "period": p.label, "value": value}
+            if basis != "end":
+                step["basis"] = basis
+            self.trace.append(step)
+            return value
+        return self._fact(name, p, basis)
+
+    def _fact(self, concept: str, p: Period, basis: str) -> float:
+        d = self.store.value(self.company, concept, p, self.scope, basis)
+        for ref in d.inputs:
+            self.facts.setdefault((ref.concept, ref.report, ref.source), ref)
+        if not self.unit and d.unit and "/" not in d.unit and d.unit.lower() != "shares":
+            self.unit = d.unit
+        self.trace.append({
+            "kind": "fact", "concept": concept, "period": p.label, "basis": basis, "value": d.value, "unit": d.unit,
+            "inputs": [{"concept": r.concept, "report": r.report, "value": r.value, "source": r.source} for r in d.inputs],
+            "steps": list(d.steps),
+        })
+        return d.value
+
+    def _interest_bearing(self, name: str, p: Period, basis: str) -> float:
+        """Sum the liabilities the taxonomy marks interest-bearing, as shown in the balance-sheet report."""
+        from ledgerlm.synth.statements.taxonomy import concept_info
+
+        total = self._fact("total_liabilities", p, basis)  # raises NotDerivable when the report is absent
+        items = []
+        for concept in self.store.concepts(self.company, self.scope):
+            try:
+                info = concept_info(concept)
+            except KeyError:
+                continue
+            if info.statement != "balance" or info.interest_bearing is not True or concept in IB_AGGREGATES:
+                continue
+            try:
+                d = self.store.value(self.company, concept, p, self.scope, basis)
+            except NotDerivable:
+                continue  # the report shows no such line: it is zero there
+            for ref in d.inputs:
+                self.facts.setdefault((ref.concept, ref.report, ref.source), ref)
+            items.append({"concept": concept, "value": d.value,
+                          "inputs": [{"concept": r.concept, "report": r.report, "value": r.value, "source": r.source} for r in d.inputs]})
+        ib = sum(i["value"] for i in items)
+        value = ib if name == "interest_bearing_liabilities" else total - ib
+        self.trace.append({"kind": "aggregate", "name": name, "period": p.label, "basis": basis, "value": value,
+                           "total_liabilities": total, "interest_bearing_items": items,
+                           "arithmetic": " + ".join(_r(i["value"]) for i in items) or "0"
+                           if name == "interest_bearing_liabilities" else f"{_r(total)} - ({' + '.join(_r(i['value']) for i in items) or '0'})"})
+        return value
+
+
+def _shift(op: str, p: Period, index_id: str) -> Period:
+    """The period a period operator evaluates its argument at."""
+    y, q = p.fiscal_year, p.quarter
+    if op == "prior_year":
+        return p.prior_year()
+    if op == "prior_quarter":
+        try:
+            return p.prior_quarter()
+        except ValueError as err:
+            raise InputError(f"index {index_id!r}: prior_quarter() needs a quarterly, YTD or TTM period: {err}", field="period") from None
+    if op == "ytd":
+        return Period(y, "YTD", q).normalized()
+    if op in ("standalone", "quarter"):
+        return Period(y, "Q", q)
+    if op == "ttm":
+        return Period(y, "FY", 4) if q == 4 else Period(y, "TTM", q)
+    raise InputError(f"index {index_id!r}: unknown period operator {op!r}", field="formula")
+
+
+def _r(x: float) -> str:
+    """A float for a trace line: integers without decimals, others with up to 10 significant digits."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.10g}"

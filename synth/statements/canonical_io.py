@@ -1,0 +1,78 @@
+"""Canonical facts (contract 1 columns) as CSV or Parquet, for users who bring their own data.
+
+    python -m ledgerlm.synth.statements.canonical_io facts.csv      # validate and summarise
+
+Reading validates every column (a bad value is an InputError naming the file, row and field);
+writing goes to a temporary file renamed into place, so a failed write leaves nothing behind.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.facts import FACT_COLUMNS, check_facts_frame, open_text
+
+CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def is_canonical_file(path: str | Path) -> bool:
+    name = str(path).lower()
+    return name.endswith(CSV_SUFFIXES + PARQUET_SUFFIXES)
+
+
+def read_canonical(path: str | Path) -> pd.DataFrame:
+    """Facts from a canonical CSV (.csv/.tsv, optionally .gz) or Parquet file."""
+    where, name = str(path), str(path).lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        try:
+            df = pd.read_parquet(path)
+        except (OSError, ValueError) as err:
+            raise InputError(f"not a readable Parquet file ({err})", path=where, field="parquet") from None
+        for col in ("start", "end", "filed"):
+            if col in df and pd.api.types.is_datetime64_any_dtype(df[col]):
+                df[col] = df[col].dt.strftime("%Y-%m-%d").fillna("")
+    elif name.endswith(CSV_SUFFIXES):
+        sep = "\t" if ".tsv" in name else ","
+        try:
+            df = pd.read_csv(open_text(path), sep=sep, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+            raise InputError(f"not a readable CSV table ({str(err).splitlines()[0]})", path=where, field="rows") from None
+    else:
+        raise InputError("unknown file type (expected .csv, .tsv, .parquet)", path=where, field="suffix")
+    return check_facts_frame(df, where)
+
+
+def write_canonical(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write facts (contract 1 columns, in order) as CSV or Parquet, atomically."""
+    path = Path(path)
+    df = check_facts_frame(df, str(path))[FACT_COLUMNS]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if str(path).lower().endswith(PARQUET_SUFFIXES):
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False, compression="gzip" if path.suffix == ".gz" else None)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    for path in argv if argv is not None else sys.argv[1:]:
+        df = read_canonical(path)
+        print(f"{path}: {len(df)} facts, companies {sorted(df['company'].unique())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

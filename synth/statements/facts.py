@@ -1,0 +1,146 @@
+"""Contract 1 — the canonical facts table every loader yields, and the helpers all loaders share.
+
+    python -c "from ledgerlm.synth.statements.sources import load_facts; print(load_facts().head())"
+
+One row per reported value, columns `FACT_COLUMNS` in this order. Conventions (all loaders):
+- dates are strings 'YYYY-MM-DD'; `start` is '' for instants (balance-sheet items), so string
+  comparison orders dates and groupby keys never hold NaN;
+- text columns are plain str with '' for missing; `value` is float64; `fiscal_year` is Int64;
+- `fiscal_year` / `fiscal_period` are the *filing's* focus (companyfacts fy/fp, FSDS sub fy/fp, XBRL
+  DocumentFiscalYearFocus/PeriodFocus) — a 10-K repeats comparatives under the same fy, so the
+  period of a fact is always `start`/`end`, never these two columns;
+- units: USD, CNY, TWD, shares, USD/share (per-share units are singular), pure;
+- `tag` is `taxonomy:Name` (e.g. `us-gaap:Revenues`) or the statement label for tables.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from pathlib import Path
+
+import pandas as pd
+
+from ledgerlm.errors import InputError
+
+FACT_COLUMNS = [
+    "company", "company_name", "scope", "statement", "concept", "label", "value", "unit",
+    "start", "end", "fiscal_year", "fiscal_period", "form", "filed", "source", "tag",
+]
+TEXT_COLUMNS = [c for c in FACT_COLUMNS if c not in ("value", "fiscal_year")]
+DATE_COLUMNS = ["start", "end", "filed"]
+SCOPES = ("consolidated", "parent")
+PERIOD_KEY = ["company", "scope", "concept", "start", "end", "unit"]
+
+
+def empty_facts() -> pd.DataFrame:
+    """A zero-row facts frame with the contract-1 columns and dtypes."""
+    return conform({c: [] for c in FACT_COLUMNS})
+
+
+def conform(columns: dict | pd.DataFrame) -> pd.DataFrame:
+    """Build a facts frame from column lists (or a frame): contract order and dtypes, '' for missing text."""
+    df = pd.DataFrame(columns)
+    for col in TEXT_COLUMNS:
+        if col not in df:
+            df[col] = ""
+        df[col] = df[col].fillna("").astype(str)
+    df["value"] = pd.to_numeric(df.get("value", pd.Series(dtype=float)), errors="raise").astype("float64")
+    df["fiscal_year"] = pd.to_numeric(df.get("fiscal_year", pd.Series(dtype="Int64")), errors="coerce").astype("Int64")
+    return df[FACT_COLUMNS].reset_index(drop=True)
+
+
+def check_facts_frame(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Validate a frame that claims to be contract-1 facts; return it conformed, or raise InputError naming the field."""
+    missing = [c for c in FACT_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}; expected {', '.join(FACT_COLUMNS)}", path=source, field=missing[0])
+    out = df[FACT_COLUMNS].copy()
+    values = pd.to_numeric(out["value"], errors="coerce")
+    bad = values.isna() & out["value"].notna() & (out["value"].astype(str).str.strip() != "")
+    if bad.any():
+        row = int(bad.idxmax())
+        raise InputError(f"row {row + 1}: {out['value'][row]!r} is not a number", path=source, field="value")
+    out["value"] = values
+    years = pd.to_numeric(out["fiscal_year"], errors="coerce")
+    bad = years.isna() & out["fiscal_year"].notna() & (out["fiscal_year"].astype(str).str.strip() != "")
+    if bad.any():
+        row = int(bad.idxmax())
+        raise InputError(f"row {row + 1}: {out['fiscal_year'][row]!r} is not a year", path=source, field="fiscal_year")
+    out["fiscal_year"] = years
+    for col in TEXT_COLUMNS:
+        out[col] = out[col].fillna("").astype(str)
+    for col in DATE_COLUMNS:
+        text = out[col].str.strip()
+        ok = (text == "") | text.str.fullmatch(r"\d{4}-\d{2}-\d{2}")
+        if not ok.all():
+            row = int((~ok).idxmax())
+            raise InputError(f"row {row + 1}: {out[col][row]!r} is not a YYYY-MM-DD date", path=source, field=col)
+        out[col] = text
+    bad_scope = ~out["scope"].isin(SCOPES)
+    if bad_scope.any():
+        row = int(bad_scope.idxmax())
+        raise InputError(f"row {row + 1}: scope {out['scope'][row]!r} is not one of {SCOPES}", path=source, field="scope")
+    return conform(out)
+
+
+def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
+    """One value per (company, scope, concept, start, end, unit).
+
+    `as_of` ('YYYY-MM-DD') first keeps only rows filed on or before that date (point-in-time view;
+    rows with an empty `filed`, e.g. from a bare XBRL instance or a table, are left out of it).
+    Among alternates the tag with the higher precedence (taxonomy order) wins for a period, and
+    lower-precedence tags fill periods it lacks; for the same tag the latest `filed` wins
+    (restatements), then the latest source. Rows without a mapped concept are kept untouched.
+    """
+    from ledgerlm.synth.statements.taxonomy import tag_precedence
+
+    if as_of:  # rows without a filing date cannot be placed in time: they leave a point-in-time view
+        df = df[(df["filed"] != "") & (df["filed"] <= str(as_of))]
+    if df.empty:
+        return df.reset_index(drop=True)
+    unmapped = df[df["concept"] == ""]
+    mapped = df[df["concept"] != ""]
+    keys = mapped["concept"] + "\0" + mapped["tag"]
+    uniq = pd.unique(keys)
+    prec = dict(zip(uniq, (tag_precedence(k.split("\0")[1], k.split("\0")[0]) for k in uniq)))
+    order = mapped.assign(_prec=keys.map(prec).fillna(0).astype(int))
+    order = order.sort_values(["_prec", "filed", "source"], ascending=[True, False, False], kind="stable")
+    latest = order.drop_duplicates(PERIOD_KEY, keep="first").drop(columns="_prec")
+    return pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes, gunzipped when it ends in .gz; a damaged file is an InputError naming it."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", path=str(path)) from None
+    if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as err:
+            raise InputError(f"damaged or truncated gzip data ({err})", path=str(path), field="gzip") from None
+    return raw
+
+
+def open_text(path: str | Path) -> io.StringIO:
+    """A text stream over the (possibly gzipped) file, decoded as UTF-8 (latin-1 fallback)."""
+    data = read_bytes(path)
+    try:
+        return io.StringIO(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return io.StringIO(data.decode("latin-1"))
+
+
+def normalize_unit(unit: str) -> str:
+    """SEC unit names to contract units: 'USD/shares' -> 'USD/share', 'iso4217:USD' -> 'USD'."""
+    unit = str(unit).replace("iso4217:", "").replace("xbrli:", "")
+    if "/" in unit:
+        num, den = unit.split("/", 1)
+        den = den.replace("iso4217:", "").replace("xbrli:", "")
+        if den.lower() in ("shares", "share"):
+            return f"{num}/share"
+        return f"{num}/{den}"
+    return unit

@@ -1,0 +1,154 @@
+"""SEC Financial Statement Data Sets (sub.txt, num.txt, pre.txt, tag.txt; plain or .gz) -> canonical facts.
+
+    python -m ledgerlm.synth.statements.fsds synth/data/sec/fsds
+
+One quarter folder (e.g. 2009q3/) holds sub.txt + num.txt (+ pre.txt for the statement labels);
+tag.txt may sit in the folder or its parent. Rules:
+- `ddate` is the period end; `qtrs` 0 = instant, 1 = quarter, 2 = half year, 3 = nine months,
+  4 = year; start = (ddate + 1 day) - 3*qtrs months; other qtrs values are dropped.
+  (FSDS rounds ddate to a month end, so 52/53-week filers' dates are the rounded ones.)
+- rows without `segments` and `coreg` are consolidated totals; rows whose only segment is
+  `LegalEntity=ParentCompany` are the parent-only statements (Schedule I) -> scope=parent; every
+  other dimensional or co-registrant row is dropped (not a consolidated total).
+- per-share values reported in a currency unit become `CUR/share`.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.companyfacts import company_code
+from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, open_text
+from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
+
+PARENT_SEGMENT = "LegalEntity=ParentCompany"
+NUM_COLUMNS = ["adsh", "tag", "version", "ddate", "qtrs", "uom", "value"]
+SUB_COLUMNS = ["adsh", "cik", "name", "form", "fy", "fp", "filed"]
+
+
+def find_file(folder: Path, stem: str, *, parents: int = 0) -> Path | None:
+    """`stem.txt` or `stem.txt.gz` in the folder (or up to `parents` levels above)."""
+    for where in [folder, *list(folder.parents)[:parents]]:
+        for name in (f"{stem}.txt", f"{stem}.txt.gz"):
+            if (where / name).is_file():
+                return where / name
+    return None
+
+
+def is_fsds_folder(folder: str | Path) -> bool:
+    folder = Path(folder)
+    return folder.is_dir() and find_file(folder, "sub") is not None and find_file(folder, "num") is not None
+
+
+def read_table(path: Path, columns: list[str]) -> pd.DataFrame:
+    """A tab-separated FSDS file as strings; InputError naming a missing column."""
+    try:
+        df = pd.read_csv(open_text(path), sep="\t", dtype=str, keep_default_na=False, quoting=3, on_bad_lines="error")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise InputError(f"not a tab-separated FSDS table ({str(err).splitlines()[0]})", path=str(path), field="rows") from None
+    for col in columns:
+        if col not in df.columns:
+            raise InputError("missing column", path=str(path), field=col)
+    return df
+
+
+def _iso(yyyymmdd: pd.Series) -> pd.Series:
+    s = yyyymmdd.str.slice(0, 8)
+    return s.str.slice(0, 4) + "-" + s.str.slice(4, 6) + "-" + s.str.slice(6, 8)
+
+
+def _starts(ddate: pd.Series, qtrs: pd.Series) -> pd.Series:
+    """Start dates by month arithmetic, computed once per distinct (ddate, qtrs)."""
+    pairs = pd.DataFrame({"d": ddate, "q": qtrs}).drop_duplicates()
+    lookup = {}
+    for d, q in zip(pairs["d"], pairs["q"]):
+        if q == 0:
+            lookup[(d, q)] = ""
+        else:
+            end = pd.Timestamp(f"{d[:4]}-{d[4:6]}-{d[6:8]}")
+            lookup[(d, q)] = ((end + pd.Timedelta(days=1)) - pd.DateOffset(months=3 * int(q))).strftime("%Y-%m-%d")
+    return pd.Series([lookup[k] for k in zip(ddate, qtrs)], index=ddate.index, dtype=object)
+
+
+def _labels(folder: Path, num: pd.DataFrame) -> pd.Series:
+    """As-reported label per row: pre.txt plabel, else tag.txt tlabel, else the tag."""
+    labels = pd.Series(num["tag"].to_numpy(), index=num.index, dtype=object)
+    tag_path = find_file(folder, "tag", parents=1)
+    if tag_path is not None:
+        tags = read_table(tag_path, ["tag", "version", "tlabel"]).drop_duplicates(["tag", "version"])
+        tl = num[["tag", "version"]].merge(tags[["tag", "version", "tlabel"]], how="left", on=["tag", "version"])["tlabel"]
+        labels = labels.where(tl.isna().to_numpy() | (tl.to_numpy() == ""), tl.to_numpy())
+    pre_path = find_file(folder, "pre")
+    if pre_path is not None:
+        pre = read_table(pre_path, ["adsh", "tag", "version", "plabel"]).drop_duplicates(["adsh", "tag", "version"])
+        pl = num[["adsh", "tag", "version"]].merge(pre[["adsh", "tag", "version", "plabel"]], how="left", on=["adsh", "tag", "version"])["plabel"]
+        labels = labels.where(pl.isna().to_numpy() | (pl.to_numpy() == ""), pl.to_numpy())
+    return labels
+
+
+def load_fsds(folder: str | Path) -> pd.DataFrame:
+    """Canonical facts of one FSDS quarter folder (consolidated and parent-only rows)."""
+    folder = Path(folder)
+    sub_path, num_path = find_file(folder, "sub"), find_file(folder, "num")
+    if sub_path is None or num_path is None:
+        raise InputError("an FSDS folder needs sub.txt and num.txt (plain or .gz)", path=str(folder), field="sub.txt" if sub_path is None else "num.txt")
+    sub = read_table(sub_path, SUB_COLUMNS).drop_duplicates("adsh")
+    num = read_table(num_path, NUM_COLUMNS)
+    segments = num["segments"] if "segments" in num else pd.Series("", index=num.index)
+    coreg = num["coreg"] if "coreg" in num else pd.Series("", index=num.index)
+    seg = segments.str.strip().str.rstrip(";")
+    parent = seg == PARENT_SEGMENT
+    keep = ((seg == "") & (coreg == "")) | parent
+    keep &= num["qtrs"].isin(["0", "1", "2", "3", "4"]) & (num["value"].str.strip() != "")
+    num = num[keep].copy()
+    num["scope"] = np.where(parent[keep], "parent", "consolidated")
+    num["taxonomy"] = num["version"].str.split("/").str[0].where(num["version"].str.contains("/"), "custom")
+    # map (taxonomy, tag) -> concepts once per distinct pair; a tag may serve several concepts
+    pairs = num[["taxonomy", "tag"]].drop_duplicates()
+    mapping = [(t, g, c) for t, g in zip(pairs["taxonomy"], pairs["tag"]) for c, _ in tag_concepts(t, g)]
+    if not mapping:
+        return empty_facts()
+    num = num.merge(pd.DataFrame(mapping, columns=["taxonomy", "tag", "concept"]), on=["taxonomy", "tag"])
+    values = pd.to_numeric(num["value"], errors="coerce")
+    if values.isna().any():  # checked before the merges, so the error names the raw cell
+        bad = num["value"][values.isna()].iloc[0]
+        raise InputError(f"value {bad!r} is not a number", path=str(num_path), field="value")
+    num = num.merge(sub[SUB_COLUMNS], on="adsh", how="inner")
+    num["label"] = _labels(folder, num)
+    statement = {c: concept_info(c).statement for c in num["concept"].unique()}
+    per_share = {c for c in statement if concept_info(c).kind == "per_share"}
+    unit = num["uom"].map(normalize_unit)
+    unit = unit.where(~num["concept"].isin(per_share) | unit.str.contains("/"), unit + "/share")
+    companies = {cik: company_code(int(cik)) for cik in num["cik"].unique()}
+    return conform({
+        "company": num["cik"].map(companies), "company_name": num["name"], "scope": num["scope"],
+        "statement": num["concept"].map(statement), "concept": num["concept"], "label": num["label"],
+        "value": pd.to_numeric(num["value"]), "unit": unit,
+        "start": _starts(num["ddate"], num["qtrs"].astype(int)), "end": _iso(num["ddate"]),
+        "fiscal_year": pd.to_numeric(num["fy"], errors="coerce"), "fiscal_period": num["fp"],
+        "form": num["form"], "filed": _iso(num["filed"]), "source": num["adsh"],
+        "tag": num["taxonomy"] + ":" + num["tag"],
+    })
+
+
+def load_fsds_tree(root: str | Path) -> pd.DataFrame:
+    """Every FSDS quarter folder at or under `root`."""
+    root = Path(root)
+    folders = [root] if is_fsds_folder(root) else sorted(p for p in root.rglob("*") if is_fsds_folder(p))
+    frames = [load_fsds(f) for f in folders]
+    return pd.concat(frames, ignore_index=True) if frames else empty_facts()
+
+
+def main(argv: list[str] | None = None) -> int:
+    for path in argv if argv is not None else sys.argv[1:]:
+        df = load_fsds_tree(path)
+        print(f"{path}: {len(df)} facts, {df['company'].nunique()} companies, scopes {df['scope'].value_counts().to_dict()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

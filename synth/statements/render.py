@@ -1,0 +1,217 @@
+"""Render one statement (DESIGN machine-readable shape) as json | html | markdown | text | tuples |
+latex, and parse any of them back (`parse_rendered`) for an independent round-trip check.
+
+    python -m ledgerlm.synth.statements.render statement.json --as latex --scale 1000000
+
+A statement is `{"company", "period", "statement", "scope", "unit", "items": [{"concept",
+"label", "value"}]}` with values in base units (optional "start"/"end" dates are printed next to
+the period). Every format carries a unit header ("(in millions of USD, except per-share amounts
+and share counts)" / "单位：百万美元") so `tables.py` re-reads html and latex output to the same
+numbers. Per-share values and share counts are never scaled; missing values print as "—".
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import html
+import json
+import re
+import sys
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.taxonomy import concept_info, map_label
+from ledgerlm.synth.statements import tables
+
+FORMATS = ("json", "html", "markdown", "text", "tuples", "latex")
+TITLES = {"en": {"income": "Income statement", "balance": "Balance sheet", "cashflow": "Cash flow statement", "equity": "Statement of changes in equity"},
+          "zh": {"income": "利润表", "balance": "资产负债表", "cashflow": "现金流量表", "equity": "所有者权益变动表"}}
+SCALE_WORDS = {1: "", 1e3: "thousands", 1e6: "millions", 1e9: "billions"}
+ZH_SCALES = {1: "", 1e3: "千", 1e4: "万", 1e6: "百万", 1e8: "亿"}
+ZH_CURRENCY = {"CNY": "元", "USD": "美元", "TWD": "新台币元", "HKD": "港元"}
+FULL_TITLE = re.compile(r"^(?P<title>.+?) — (?P<company>\S+) — (?P<period>\S+) — (?P<scope>consolidated|parent|合并|母公司)$")
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "—"
+    text = f"{abs(value):,.6f}".rstrip("0").rstrip(".")
+    return f"({text})" if value < 0 else text
+
+
+def _kind(item: dict) -> str:
+    try:
+        return concept_info(item.get("concept", "")).kind
+    except KeyError:
+        return "flow"
+
+
+def _row_label(item: dict, language: str) -> str:
+    concept = item.get("concept", "")
+    try:
+        info = concept_info(concept)
+    except KeyError:
+        return item.get("label") or concept
+    if language == "zh":
+        return info.label_zh
+    label = item.get("label") or ""
+    return label if label and map_label(label) == concept else info.label_en
+
+
+def unit_header(unit: str, scale: float, language: str = "en") -> str:
+    """'(in millions of USD, except per-share amounts and share counts)' or '单位：百万美元'."""
+    if language == "zh":
+        note = "（每股金额及股数除外）" if scale != 1 else ""
+        return f"单位：{ZH_SCALES.get(scale, '')}{ZH_CURRENCY.get(unit, unit)}{note}"
+    if scale == 1:
+        return f"(in {unit})"
+    if scale not in SCALE_WORDS:
+        raise InputError(f"scale {scale} has no unit word (use 1, 1e3, 1e6 or 1e9)", field="scale")
+    return f"(in {SCALE_WORDS[scale]} of {unit}, except per-share amounts and share counts)"
+
+
+def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
+    out = []
+    for item in stmt["items"]:
+        value = item.get("value")
+        if value is not None and _kind(item) not in ("per_share", "shares"):
+            value = value / scale
+        out.append((_row_label(item, language), _number(value)))
+    return out
+
+
+def _title(stmt: dict, language: str) -> str:
+    scope = stmt.get("scope", "consolidated")
+    if language == "zh":
+        scope = {"consolidated": "合并", "parent": "母公司"}.get(scope, scope)
+    return f"{TITLES[language].get(stmt['statement'], stmt['statement'])} — {stmt['company']} — {stmt['period']} — {scope}"
+
+
+def _period_header(stmt: dict) -> str:
+    if stmt.get("end"):
+        return f"{stmt['period']} ({stmt['start']} to {stmt['end']})" if stmt.get("start") else f"{stmt['period']} ({stmt['end']})"
+    return stmt["period"]
+
+
+def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = "en") -> str:
+    """The statement as text in one of FORMATS."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="as")
+    if fmt == "json":
+        return json.dumps(stmt, ensure_ascii=False, indent=2)
+    scale = float(scale)
+    scale = int(scale) if scale.is_integer() else scale
+    title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt)
+    item_word = "项目" if language == "zh" else "Item"
+    rows = _rows(stmt, scale, language)
+    if fmt == "html":
+        attrs = " ".join(f'data-{k}="{html.escape(str(stmt.get(k, "")))}"' for k in ("company", "period", "statement", "scope", "unit"))
+        body = "\n".join(f"    <tr><td>{html.escape(label)}</td><td>{value}</td></tr>" for label, value in rows)
+        return (f'<table {attrs} data-scale="{scale}">\n  <caption>{html.escape(title)} {html.escape(units)}</caption>\n'
+                f"  <thead><tr><th>{item_word}</th><th>{html.escape(period)}</th></tr></thead>\n  <tbody>\n{body}\n  </tbody>\n</table>")
+    if fmt == "latex":
+        esc = lambda s: re.sub(r"([&%$#_])", r"\\\1", s)  # noqa: E731
+        body = "\n".join(f"{esc(label)} & {value} \\\\" for label, value in rows)
+        return (f"\\begin{{table}}[h]\n\\caption{{{esc(title)} {esc(units)}}}\n\\begin{{tabular}}{{lr}}\n\\toprule\n"
+                f"{item_word} & {esc(period)} \\\\\n\\midrule\n{body}\n\\bottomrule\n\\end{{tabular}}\n\\end{{table}}")
+    if fmt == "markdown":
+        body = "\n".join(f"| {label.replace('|', '/')} | {value} |" for label, value in rows)
+        return f"**{title}**\n\n{units}\n\n| {item_word} | {period} |\n|---|---:|\n{body}"
+    if fmt == "text":
+        width = max([len(item_word)] + [len(label) for label, _ in rows])
+        vwidth = max([len(period)] + [len(v) for _, v in rows])
+        lines = [title, units, f"{item_word:<{width}}  {period:>{vwidth}}"]
+        lines += [f"{label:<{width}}  {value:>{vwidth}}" for label, value in rows]
+        return "\n".join(lines)
+    # tuples: one (label, period, value) per line, values scaled as the unit header says
+    lines = [f"# {title}", f"# {units}"]
+    for (label, _), item in zip(rows, stmt["items"]):
+        value = item.get("value")
+        if value is not None and _kind(item) not in ("per_share", "shares"):
+            value = round(value / scale, 6)
+        lines.append(repr((label, stmt["period"], value)))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- parse back
+def _meta_from_title(title: str) -> dict:
+    m = FULL_TITLE.match(title.strip())
+    if not m:
+        return {}
+    scope = {"合并": "consolidated", "母公司": "parent"}.get(m["scope"], m["scope"])
+    statement = tables.statement_from_text(m["title"]) or ""
+    return {"company": m["company"], "period": m["period"], "statement": statement, "scope": scope}
+
+
+def _items(pairs: list[tuple[str, float | None]]) -> list[dict]:
+    return [{"concept": map_label(label) or "", "label": label, "value": value} for label, value in pairs]
+
+
+def _scaled(label: str, value: float | None, unit: tables.UnitHeader) -> float | None:
+    if value is None:
+        return None
+    concept = map_label(label)
+    kind = concept_info(concept).kind if concept else "flow"
+    if kind == "per_share":
+        return value
+    if kind == "shares":
+        return value * (unit.share_scale if unit.share_scale is not None else unit.scale)
+    return value * unit.scale
+
+
+def _split_title_units(text: str) -> tuple[str, str]:
+    m = re.search(r"\s(\(in [^)]*\)|单位[:：]\S+)\s*$", text)
+    return (text[:m.start()].strip(), m.group(1)) if m else (text.strip(), "")
+
+
+def parse_rendered(text: str, fmt: str) -> dict:
+    """A statement dict back from render_statement output (values in base units)."""
+    if fmt == "json":
+        return json.loads(text)
+    if fmt in ("html", "latex"):
+        raws = tables.read_html_tables(text) if fmt == "html" else tables.read_latex_tables(text)
+        if not raws:
+            raise InputError(f"no table in the {fmt} text", field="table")
+        raw = raws[0]
+        title, units = _split_title_units(raw.caption)
+        rows = raw.header + raw.body
+        header, body = rows[0], rows[1:]
+        period = re.sub(r"\s*\(.*\)$", "", header[1]) if len(header) > 1 else ""
+        pairs = [(r[0], tables.parse_amount(r[1]) if len(r) > 1 else None) for r in body]
+    elif fmt in ("markdown", "text"):
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        title, units = lines[0].strip("* "), lines[1]
+        if fmt == "markdown":
+            grid = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[2:] if not re.fullmatch(r"\|[-:| ]+\|", ln.strip())]
+        else:
+            grid = [[m[1], m[2]] for ln in lines[2:] if (m := re.match(r"^(.*?)\s{2,}(\S.*)$", ln))]
+        period = re.sub(r"\s*\(.*\)$", "", grid[0][1])
+        pairs = [(r[0], tables.parse_amount(r[1])) for r in grid[1:]]
+    elif fmt == "tuples":
+        lines = text.splitlines()
+        title, units = lines[0].lstrip("# "), lines[1].lstrip("# ")
+        parsed = [ast.literal_eval(ln) for ln in lines[2:] if ln.strip()]
+        period = parsed[0][1] if parsed else ""
+        pairs = [(label, value) for label, _, value in parsed]
+    else:
+        raise InputError(f"unknown format {fmt!r}", field="as")
+    unit = tables.parse_unit_header(units) or tables.UnitHeader(None, 1.0, None)
+    meta = _meta_from_title(title)
+    return {"company": meta.get("company", ""), "period": meta.get("period", period) or period, "statement": meta.get("statement", ""),
+            "scope": meta.get("scope", "consolidated"), "unit": unit.currency or "",
+            "items": _items([(label, _scaled(label, value, unit)) for label, value in pairs])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ledgerlm.synth.statements.render", description="render a statement JSON")
+    parser.add_argument("path", help="statement JSON (as `ledgerlm statements --as json` prints)")
+    parser.add_argument("--as", dest="fmt", default="text", choices=FORMATS)
+    parser.add_argument("--scale", type=float, default=1)
+    parser.add_argument("--language", default="en", choices=("en", "zh"))
+    args = parser.parse_args(argv)
+    with open(args.path, encoding="utf-8") as fh:
+        print(render_statement(json.load(fh), args.fmt, scale=args.scale, language=args.language))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

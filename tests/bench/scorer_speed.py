@@ -1,0 +1,45 @@
+"""FinIndices scorer throughput: outputs scored per second (goal >= 50,000/s).
+
+    python tests/bench/scorer_speed.py [--n 20000]
+
+Scores the worked solutions of generated contract-4 rows (every answer format, both paradigms,
+deficiency items) plus the same solutions with a 1,000x unit slip, i.e. realistic final answers of
+a few hundred characters. Prints outputs/s per answer format and overall (single process).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from eval_fixtures import make_rows  # noqa: E402
+
+from ledgerlm.evaluate.backends.oracle import scale_final_answer  # noqa: E402
+from ledgerlm.evaluate.finindices.scoring import score_response  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=20_000, help="outputs to score")
+    args = parser.parse_args()
+    rows = make_rows(1000, seed=0)
+    pairs = [(r, r["solution"]) for r in rows] + [(r, scale_final_answer(r["solution"], r["answer_format"], 1000)) for r in rows]
+    work = (pairs * (args.n // len(pairs) + 1))[: args.n]
+    chars = sum(len(t) for _, t in work) / len(work)
+    by_format: dict[str, list[float]] = defaultdict(list)
+    began = time.perf_counter()
+    for row, text in work:
+        t0 = time.perf_counter()
+        score_response(row, text)
+        by_format[row["answer_format"]].append(time.perf_counter() - t0)
+    total = time.perf_counter() - began
+    print(f"scored {len(work)} outputs (mean {chars:.0f} chars) in {total:.2f}s: {len(work) / total:,.0f} outputs/s (goal 50,000/s)")
+    for fmt, times in sorted(by_format.items()):
+        print(f"  {fmt:<11} {len(times) / sum(times):>10,.0f} outputs/s")
+
+
+if __name__ == "__main__":
+    main()

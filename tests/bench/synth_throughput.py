@@ -1,0 +1,50 @@
+"""Throughput of `ledgerlm synth`: 10,000 samples from the embedded real data.
+
+    TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_throughput.py [--num 10000] [--num-proc 1]
+
+Prints samples/s, peak RSS (this process + workers) and the ratio of end-to-end time to the time it
+takes to tokenize the emitted prompts alone (the floor: every build must tokenize them once).
+Goal: ratio <= 2, RSS < 2 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num", type=int, default=10_000)
+    parser.add_argument("--num-proc", type=int, default=1)
+    parser.add_argument("--tokenizer", default="o200k_base")
+    args = parser.parse_args()
+    from ledgerlm.synth.build import cli
+    from ledgerlm.synth.build.tokens import TokenCounter
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "ds"
+        t0 = time.perf_counter()
+        cli.main(["--out", str(out), "--num", str(args.num), "--num-proc", str(args.num_proc),
+                  "--tokenizer", args.tokenizer, "--no-progress"])
+        e2e = time.perf_counter() - t0
+        rows = [json.loads(line) for s in ("train", "dev", "test") for line in open(out / f"{s}.jsonl", encoding="utf-8")]
+    counter = TokenCounter(args.tokenizer)
+    t1 = time.perf_counter()
+    tokens = sum(counter.count_messages(r["messages"]) for r in rows)
+    floor = time.perf_counter() - t1
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(f"samples emitted      {len(rows)} (of {args.num} attempted), num_proc {args.num_proc}")
+    print(f"end-to-end           {e2e:.1f} s  ->  {len(rows) / e2e:.1f} samples/s")
+    print(f"tokenize alone       {floor:.1f} s  ({tokens / len(rows):.0f} tokens/sample, {tokens / floor / 1e6:.2f} M tokens/s)")
+    print(f"ratio e2e / floor    {e2e / floor:.2f}  (goal <= 2)")
+    print(f"peak RSS             {rss_kb / 1024:.0f} MB  (self + largest child; goal < 2048)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Sampler backends end to end: a tiny random Llama through `hf:`, a scripted OpenAI-compatible
+server through `openai:` (latency, 429 + Retry-After, 500, dropped connections), and the cache."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+from eval_fixtures import build_tiny_model, make_rows, write_dataset
+from openai_stub_server import StubServer
+
+from ledgerlm.evaluate.backends import make_backend
+from ledgerlm.evaluate.cache import ResponseCache, generate_cached
+from ledgerlm.evaluate.cli import eval_main
+from ledgerlm.evaluate.runfiles import SAMPLE_FIELDS, read_run
+from ledgerlm.evaluate.sampling import Completion, GenerationParams
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tokenizer_json, tmp_path_factory):
+    return build_tiny_model(tokenizer_json, tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture()
+def dataset(tmp_path):
+    rows = make_rows(24, seed=11)
+    write_dataset(tmp_path / "data", rows)
+    return tmp_path / "data", rows
+
+
+def assert_valid_run(run, n):
+    results, samples = read_run(run)
+    assert results["n"] == n == len(samples)
+    assert all(f in s for s in samples for f in SAMPLE_FIELDS)
+    assert all(s["score"] in (0, 1) for s in samples)
+    acc = results["metrics"]["accuracy"]
+    assert acc["ci_low"] <= acc["value"] <= acc["ci_high"]
+    assert {(g["paradigm"], g["hint"]) for g in results["metrics"]["by_paradigm_hint"]} == {(s["paradigm"], s["hint"]) for s in samples}
+    return results, samples
+
+
+def test_hf_tiny_model_end_to_end(tiny_model, dataset, tmp_path):
+    data, _ = dataset
+    run = tmp_path / "run-hf"
+    assert eval_main(["--benchmark", "finindices", "--model", f"hf:{tiny_model}", "--data", str(data), "--out", str(run),
+                      "--limit", "20", "--max-tokens", "6", "--batch-size", "8", "--n-boot", "200"]) == 0
+    results, samples = assert_valid_run(run, 20)
+    assert all(s["prompt_tokens"] > 10 and 0 < s["completion_tokens"] <= 6 for s in samples)
+    assert results["model"] == f"hf:{tiny_model}" and results["config"]["generation"]["max_tokens"] == 6
+    assert results["metrics"]["truncated_rate"] > 0  # a random model rarely emits EOS within 6 tokens
+
+
+def test_hf_batched_equals_sequential_greedy(tiny_model):
+    sampler = make_backend(f"hf:{tiny_model}", batch_size=4)
+    batch = [r["messages"] for r in make_rows(5, seed=5)]
+    params = GenerationParams(max_tokens=4)
+    batched = [c.text for c in sampler.generate(batch, params)]
+    sampler.batch_size = 1
+    assert [c.text for c in sampler.generate(batch, params)] == batched  # left padding does not change greedy outputs
+
+
+def oracle_responder(rows):
+    by_prompt = {r["messages"][-1]["content"]: r for r in rows}
+    return lambda body: {"content": by_prompt[body["messages"][-1]["content"]]["solution"]}
+
+
+def test_openai_backend_end_to_end_with_faults(dataset, tmp_path, monkeypatch, caplog):
+    data, rows = dataset
+    monkeypatch.setenv("LEDGER_TEST_KEY", "sk-secret-value")
+    script = [{"status": 429, "retry_after": "0.2"}, {"status": 500}, {"drop": True}, {"status": 503, "latency": 0.05}]
+    caplog.set_level(logging.DEBUG)
+    with StubServer(script=script, responder=oracle_responder(rows), latency=0.02) as server:
+        run = tmp_path / "run-openai"
+        began = time.perf_counter()
+        assert eval_main(["--benchmark", "finindices", "--model", "openai:stub-model", "--base-url", server.url,
+                          "--api-key-env", "LEDGER_TEST_KEY", "--concurrency", "4", "--data", str(data), "--out", str(run),
+                          "--limit", "20", "--n-boot", "200"]) == 0
+        elapsed = time.perf_counter() - began
+    results, samples = assert_valid_run(run, 20)
+    assert results["metrics"]["accuracy"]["value"] == 1.0  # every scripted fault was retried away
+    assert len(server.requests) == 24 and elapsed >= 0.2  # 20 answers + 4 faults; the Retry-After wait was honoured
+    assert all(r["model"] == "stub-model" and r["max_tokens"] == 8192 for r in server.requests)
+    assert "sk-secret-value" not in caplog.text and "sk-secret-value" not in (run / "results.json").read_text()
+
+
+def test_openai_retry_policy_and_native_fields(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    tool_call = {"id": "call_1", "type": "function", "function": {"name": "calc", "arguments": "{\"x\": 1}"}}
+    script = [{"status": 400}, {"content": None, "tool_calls": [tool_call]},
+              {"content": "42", "reasoning_content": "think hard"}, {"content": "4", "finish_reason": "length"}]
+    with StubServer(script=script) as server:
+        sampler = make_backend("openai:m", base_url=server.url, concurrency=1, backoff_base=0.01)
+        out = sampler.generate([[{"role": "user", "content": str(i)}] for i in range(4)], GenerationParams(max_tokens=4),
+                               tools=[{"type": "function", "function": {"name": "calc", "parameters": {}}}])
+    assert out[0].finish_reason == "error" and "HTTP 400" in out[0].error  # 4xx is not retried
+    assert len(server.requests) == 4 and sampler.retries_done == 0
+    assert out[1].tool_calls == [tool_call] and out[1].finish_reason == "tool_calls"
+    assert (out[2].text, out[2].reasoning) == ("42", "think hard")
+    assert out[3].finish_reason == "length"
+    assert "tools" in server.requests[0]
+
+
+def test_openai_gives_up_after_max_retries():
+    with StubServer(responder=lambda body: {"status": 500}) as server:
+        sampler = make_backend("openai:m", base_url=server.url, max_retries=2, backoff_base=0.01)
+        [completion] = sampler.generate([[{"role": "user", "content": "x"}]], GenerationParams())
+    assert completion.finish_reason == "error" and "gave up after 2 retries" in completion.error
+    assert len(server.requests) == 3
+
+
+class CountingSampler:
+    model_id = "counting"
+
+    def __init__(self, replies):
+        self.replies, self.calls = replies, []
+
+    def generate(self, batch, params, **kwargs):
+        self.calls.append(len(batch))
+        return [self.replies(m) for m in batch]
+
+
+def test_cache_skips_errors_and_truncations_and_resumes(tmp_path):
+    def reply(messages):
+        content = messages[-1]["content"]
+        if content == "bad":
+            return Completion(text="", finish_reason="error", error="HTTP 500")
+        if content == "long":
+            return Completion(text="partial", finish_reason="length")
+        return Completion(text=f"answer {content}")
+
+    batch = [[{"role": "user", "content": c}] for c in ("a", "bad", "long", "b")]
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    first = CountingSampler(reply)
+    out, stats = generate_cached(first, batch, GenerationParams(), cache=cache, chunk_size=2)
+    assert [c.text for c in out] == ["answer a", "", "partial", "answer b"]
+    assert (stats["generated"], stats["uncacheable"], len(cache)) == (4, 2, 2)
+    second = CountingSampler(reply)  # a rerun: only the error and the truncation are asked again
+    out2, stats2 = generate_cached(second, batch, GenerationParams(), cache=ResponseCache(tmp_path / "cache.sqlite"))
+    assert second.calls == [2] and stats2["cached"] == 2 and out2[0].text == "answer a"
+    other_seed = CountingSampler(reply)  # a different seed is a different key
+    generate_cached(other_seed, batch, GenerationParams(seed=1), cache=cache)
+    assert other_seed.calls == [4]
+
+
+def test_interrupted_run_resumes_from_cache(dataset, tmp_path, monkeypatch):
+    data, rows = dataset
+    run = tmp_path / "run"
+    with StubServer(responder=oracle_responder(rows)) as server:
+        args = ["--benchmark", "finindices", "--model", "openai:m", "--base-url", server.url, "--data", str(data), "--out", str(run), "--n-boot", "100"]
+        import ledgerlm.evaluate.cache as cache_module
+
+        real = cache_module.generate_cached
+
+        def crash_after_first_chunk(*a, **kw):
+            kw["chunk_size"] = 8
+            kw["on_chunk"] = lambda done, total: (_ for _ in ()).throw(KeyboardInterrupt) if done >= 8 else None
+            return real(*a, **kw)
+
+        monkeypatch.setattr(cache_module, "generate_cached", crash_after_first_chunk)
+        with pytest.raises(KeyboardInterrupt):
+            eval_main(args)
+        assert not (run / "results.json").exists() and len(server.requests) == 8
+        monkeypatch.setattr(cache_module, "generate_cached", real)
+        assert eval_main(args) == 0
+    assert len(server.requests) == 24  # 8 before the crash + the 16 missing ones, nothing twice
+    results, _ = assert_valid_run(run, 24)
+    assert results["time"]["cached"] == 8
+
+
+def test_unknown_backend_and_options_fail_loudly():
+    from ledgerlm.errors import InputError
+
+    with pytest.raises(InputError, match="unknown backend"):
+        make_backend("foo:bar")
+    with pytest.raises(TypeError, match="colour"):
+        make_backend("openai:m", colour="blue")
+    assert json.dumps(make_backend("wrong_unit").model_id) == '"wrong_unit_x1000"'

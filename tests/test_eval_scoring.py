@@ -1,0 +1,207 @@
+"""FinIndices scoring rules (paper §2.2.2), the oracle anchors and the official-release adapter."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from eval_fixtures import make_rows, table_text
+
+from ledgerlm.errors import InputError
+from ledgerlm.evaluate.backends import make_backend
+from ledgerlm.evaluate.backends.oracle import scale_final_answer
+from ledgerlm.evaluate.finindices.adapter import from_official, load_rows
+from ledgerlm.evaluate.finindices.extract import extract_numbers, normalize, parse_cell
+from ledgerlm.evaluate.finindices.scoring import precision_key, score_response
+from ledgerlm.evaluate.reasoning import split_reasoning
+from ledgerlm.evaluate.sampling import GenerationParams
+
+
+def single(answer, decimals=2, **extra):
+    return {"id": "s", "paradigm": "single", "answer_format": "number", "answer": answer, "decimals": decimals,
+            "target_periods": ["FY2024"], **extra}
+
+
+def table(answer, fmt, decimals=2):
+    return {"id": "t", "paradigm": "table", "answer_format": fmt, "answer": answer, "decimals": decimals, "target_periods": ["FY2022", "FY2023"]}
+
+
+# --- numbers ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("1,234.50", [1234.5]),
+    ("\u22121,234.5 and \uff11\uff12\uff13\uff0e\uff14", [-1234.5, 123.4]),  # unicode minus, full-width digits
+    ("12.5% growth; 1.5e3 units; 3.2万 ; 4亿", [12.5, 1500.0, 3.2, 4.0]),
+    ("FY2023 and 2023Q3 are labels, 7 is not", [7.0]),
+    ("[11.27,113.94]", [11.27, 113.94]),
+    ("&minus;5.5", [-5.5]),
+])
+def test_extract_numbers(text, expected):
+    assert extract_numbers(normalize(text)) == expected
+
+
+def test_parse_cell_accounting_negative_and_labels():
+    assert parse_cell("(1,234.5)") == -1234.5
+    assert parse_cell(" $12.0% ") == 12.0
+    assert parse_cell("Revenue") is None and parse_cell("2023Q3") is None and parse_cell(True) is None
+
+
+def test_precision_key_half_away_from_zero():
+    assert precision_key(1.005, 2) == 101 and precision_key(-1.005, 2) == -101
+    assert precision_key(1234.5, 2) == precision_key(1234.50, 2)
+    assert precision_key(float("inf"), 2) is None
+
+
+# --- single items ----------------------------------------------------------------------------------
+
+def test_single_equivalence_at_requested_precision():
+    sample = single(1153987.78)
+    assert score_response(sample, "Final answer: 1,153,987.78").score == 1
+    assert score_response(sample, "so the answer is:\n1153987.78").score == 1
+    wrong = score_response(sample, "Final answer: 1153987.8")  # the paper's example: not equal at 2 decimals
+    assert (wrong.score, wrong.error_reason, wrong.extracted) == (0, "wrong_value", 1153987.8)
+    assert score_response(single(1234.5), "Answer: 1,234.50").score == 1
+
+
+def test_single_uses_final_answer_not_intermediate_numbers():
+    sample = single(-19368.16)
+    text = "Working capital = 1,000 - 20,368.16 = -19,368.16 thousand.\nFinal answer: \u221219,368.16 (FY2024, 2024-12-31)"
+    assert score_response(sample, text).score == 1
+    assert score_response(sample, "Step: -19368.16\nFinal answer: 19368.16").score == 0  # sign matters
+    assert score_response(sample, r"The result is \boxed{-19368.16}. Later: 5").score == 1
+
+
+def test_reasoning_is_stripped_and_unterminated_think_is_no_answer():
+    sample = single(42.0)
+    assert score_response(sample, "<think>maybe 41</think>\nFinal answer: 42.00").score == 1
+    assert score_response(sample, "<think>I think 42 ... Final answer: 42").error_reason == "unterminated_think"
+    assert score_response(sample, "<think>Final answer: 42</think>\nFinal answer: 41").score == 0
+    assert split_reasoning("prefilled thoughts</think>42") == ("42", "prefilled thoughts")
+    assert split_reasoning("42", "chain") == ("42", "chain")
+    assert score_response(sample, "").error_reason == "empty_response"
+
+
+# --- table items -----------------------------------------------------------------------------------
+
+GRID = [[11.27, 5.44], [113.94, 75.23]]
+
+
+@pytest.mark.parametrize("fmt", ["html_table", "json", "tuple_list"])
+def test_table_formats_full_credit_and_all_or_nothing(fmt):
+    rows = [[f"{v:.2f}" for v in r] for r in GRID]
+    text = "Working...\n" + table_text(rows, ["ROE", "Owner's equity (TTM)"], ["FY2022", "FY2023"], fmt)
+    result = score_response(table(GRID, fmt), text)
+    assert (result.score, result.positional) == (1, 1)
+    rows[1][1] = "75.2"  # one cell off at the requested precision -> nothing
+    assert score_response(table(GRID, fmt), table_text(rows, ["a", "b"], ["FY2022", "FY2023"], fmt)).score == 0
+
+
+def test_numbers_must_be_inside_the_requested_block():
+    text = "ROE: 11.27, 5.44; ROIC: 113.94, 75.23\n```json\n[[11.27, 5.44]]\n```"
+    assert score_response(table(GRID, "json"), text).error_reason == "missing_values"
+    html_instead = table_text([[f"{v}" for v in r] for r in GRID], ["a", "b"], ["x", "y"], "html_table")
+    assert score_response(table(GRID, "json"), html_instead).error_reason == "no_block"
+    truncated = "<table><tr><td>11.27</td><td>5.44</td></tr><tr><td>113.94</td><td>75.23</td></tr>"
+    assert score_response(table(GRID, "html_table"), truncated).error_reason == "no_block"
+
+
+def test_last_block_counts_and_thousands_separators_in_cells():
+    draft = "```json\n[[1, 2], [3, 4]]\n```"
+    final = '```json\n[["11.27", "5.44"], ["113.94", "75.23"]]\n```'
+    assert score_response(table(GRID, "json"), draft + "\nCorrected:\n" + final).score == 1
+    assert score_response(table(GRID, "json"), final + "\nOops:\n" + draft).score == 0
+    big = [[1234567.5, -2000.25]]
+    assert score_response(table(big, "html_table"), "<table><tr><td>1,234,567.50</td><td>\u22122,000.25</td></tr></table>").score == 1
+
+
+def test_positional_variant_catches_swapped_cells_and_number_dumps():
+    swapped = '```json\n[["5.44", "11.27"], ["113.94", "75.23"]]\n```'
+    result = score_response(table(GRID, "json"), swapped)
+    assert (result.score, result.positional) == (1, 0)  # the set rule passes, the cell positions are wrong
+    transposed = "```json\n[[11.27, 113.94], [5.44, 75.23]]\n```"  # periods as rows: same cells, transposed
+    assert score_response(table(GRID, "json"), transposed).positional == 1
+    dump = "```json\n[[11.27, 5.44, 113.94, 75.23, 1, 2, 3]]\n```"
+    assert score_response(table(GRID, "json"), dump).positional == 0
+
+
+def test_paper_table14_tuple_list_answered_with_dictionary_keys_scores_zero():
+    truth = [[-19368.16, 20477.45], [75991.92, 68198.91], [274889.0, 363636.97]]
+    sample = table(truth, "tuple_list")
+    model_output = ('[{"Year": "2022Y", "Working_Capital_10k": -1936.82, "Retained_Earnings_10k": 7599.19, '
+                    '"Total_Invested_Capital_10k": 27494.20}, {"Year": "2023Y", "Working_Capital_10k": 2047.75, '
+                    '"Retained_Earnings_10k": 6819.89, "Total_Invested_Capital_10k": 36363.70}]')
+    result = score_response(sample, model_output)
+    assert (result.score, result.positional, result.error_reason) == (0, 0, "not_rows")
+    # right values but dictionary keys: still a format failure, not a numeric one
+    keyed = json.dumps([{"Year": y, "WC": a, "RE": b, "TIC": c} for y, (a, b, c) in zip(["2022Y", "2023Y"], zip(*truth))])
+    assert score_response(sample, keyed).error_reason == "not_rows"
+    tuples = "[" + ", ".join(f"('{y}', {a}, {b}, {c})" for y, (a, b, c) in zip(["2022Y", "2023Y"], zip(*truth))) + "]"
+    assert score_response(sample, tuples).score == 1
+
+
+# --- deficiency items ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["number", "html_table", "json", "tuple_list"])
+def test_deficiency_needs_explicit_refusal_and_no_numeric_answer(fmt):
+    sample = {**table("Insufficient information", fmt), "target_periods": ["FY2023Q4"]}
+    assert score_response(sample, "The FY2023Q3YTD report (2023-09-30) is missing.\nFinal answer: Insufficient information").score == 1
+    assert score_response(sample, "Final answer: 12.5").error_reason == "no_refusal"
+    assert score_response(sample, "Insufficient information, but roughly: 12.5").error_reason == "answered_deficient"
+    if fmt != "number":
+        guess = table_text([["1.0"]], ["x"], ["FY2023Q4"], fmt)
+        assert score_response(sample, "Insufficient information\n" + guess).score == 0
+
+
+def test_refusing_an_answerable_item_scores_zero():
+    assert score_response(single(3.5), "Final answer: Insufficient information").error_reason == "refused"
+
+
+def test_bad_ground_truth_names_the_sample():
+    with pytest.raises(InputError, match="'s'"):
+        score_response(single("n/a"), "1")
+    with pytest.raises(InputError, match="decimals"):
+        score_response({**single(1.0), "decimals": None}, "1")
+
+
+# --- reference backends ----------------------------------------------------------------------------
+
+def test_oracle_scores_everything_and_wrong_unit_only_deficiency_items():
+    rows = make_rows(240, seed=3)
+    params = GenerationParams()
+    oracle, wrong = make_backend("oracle"), make_backend("wrong_unit")
+    right = oracle.generate([r["messages"] for r in rows], params, items=rows)
+    slipped = wrong.generate([r["messages"] for r in rows], params, items=rows)
+    assert all(score_response(r, c.text).score == 1 for r, c in zip(rows, right))
+    for row, completion in zip(rows, slipped):
+        result = score_response(row, completion.text)
+        assert result.score == (row["answer"] == "Insufficient information"), (row["id"], completion.text[-200:])
+    assert {r["answer_format"] for r in rows} == {"number", "html_table", "json", "tuple_list"}
+
+
+def test_wrong_unit_scales_only_the_final_answer():
+    text = "Step 1: 2,000 / 1,000 = 2.00\nFinal answer: 2.00"
+    assert scale_final_answer(text, "number", 1000) == "Step 1: 2,000 / 1,000 = 2.00\nFinal answer: 2000"
+    with pytest.raises(InputError, match="items="):
+        make_backend("oracle").generate([[{"role": "user", "content": "x"}]], GenerationParams())
+
+
+# --- official release adapter ----------------------------------------------------------------------
+
+def test_official_rows_map_into_contract4(tmp_path):
+    official = [
+        {"id": 7, "question": "Q", "answer": "1153987.78", "task_type": "single_indice", "capability": "domain"},
+        {"id": 8, "question": "Q", "answer": '```json [ ["11.27", "5.44", "52.17"], ["113.94", "75.23", "202.25"] ] ```',
+         "task_type": "table_indice", "capability": "temporal+caliber"},
+        {"id": 9, "question": "Q", "answer": "Insufficient information to calculate the final value", "task_type": "single_indice"},
+        {"id": 10, "query": "Q", "gt": "<table> <tr><td>Metric</td><td>2023Q3</td><td>2023Y</td></tr> <tr><td>A</td><td>51.7</td><td>39.1</td></tr></table>"},
+    ]
+    path = tmp_path / "official.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in official), encoding="utf-8")
+    rows = load_rows(path)
+    assert [(r["paradigm"], r["answer_format"], r["decimals"]) for r in rows] == [
+        ("single", "number", 2), ("table", "json", 2), ("single", "number", 2), ("table", "html_table", 1)]
+    assert rows[1]["answer"] == [[11.27, 5.44, 52.17], [113.94, 75.23, 202.25]]
+    assert rows[2]["answer"] == "Insufficient information" and rows[3]["answer"] == [[51.7, 39.1]]
+    assert rows[0]["messages"] == [{"role": "user", "content": "Q"}]
+    assert score_response(rows[1], '```json\n[[11.27, 5.44, 52.17], [113.94, 75.23, 202.25]]\n```').score == 1
+    with pytest.raises(InputError, match="prompt"):
+        from_official({"answer": "1"}, 0, "test")

@@ -1,0 +1,168 @@
+"""Items built from the embedded real SEC data: answers, traps, solutions, variants and the fidelity checker.
+
+    python -m pytest tests/test_synth_build_items.py -q
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import pytest
+
+from ledgerlm.errors import NotDerivable
+from ledgerlm.synth.build import fidelity
+from ledgerlm.synth.build.config import SynthConfig
+from ledgerlm.synth.build.pipeline import Stats
+
+N_SLOTS = 100  # ~200 samples
+
+
+@pytest.fixture(scope="module")
+def built():
+    from ledgerlm.synth.build.contexts import Builder
+
+    builder = Builder.from_config(SynthConfig(seed=11))
+    stats, rows = Stats(), []
+    for slot in range(N_SLOTS):
+        rows += builder.slot(slot, stats)
+    return builder, rows, stats
+
+
+def _user(row):
+    return next(m["content"] for m in row["messages"] if m["role"] == "user")
+
+
+def test_fidelity_every_answer_recomputed_from_prompt_text(built):
+    builder, rows, _ = built
+    report = fidelity.check_rows(rows, builder.store_for, builder.registry)
+    assert report.checked == len(rows) >= 150
+    assert report.problems == [] and report.agree == report.checked
+    assert report.deficiency_checked > 0
+
+
+def test_fidelity_catches_a_changed_number_and_a_wrong_answer(built):
+    builder, rows, _ = built
+    row = next(r for r in rows if r["paradigm"] == "single" and r["answer"] != "Insufficient information"
+               and r["context_formats"][r["context_periods"].index(r["provenance"][0]["period"])] == "json")
+    bad = json.loads(json.dumps(row))
+    bad["answer"] = row["answer"] + 1
+    assert fidelity.check_row(bad, builder.store_for(row['company']), builder.registry) is not None
+    fact = row["provenance"][0]
+    tampered = json.loads(json.dumps(row))
+    msg = next(m for m in tampered["messages"] if m["role"] == "user")
+    old = f'"concept": "{fact["concept"]}",'
+    assert old in msg["content"]
+    msg["content"] = re.sub(rf'("concept": "{fact["concept"]}",\s*"label": "[^"]*",\s*"value": )([-0-9.e+]+)',
+                            lambda m: m[1] + repr(float(m[2]) * 3 + 7), msg["content"])
+    assert fidelity.check_row(tampered, builder.store_for(row['company']), builder.registry) is not None
+
+
+def test_deficiency_items_are_proven_not_derivable(built):
+    builder, rows, _ = built
+    from ledgerlm.synth.indices.compute import compute
+
+    deficient = [r for r in rows if any(t["kind"] == "deficiency" for t in r["traps"])]
+    assert deficient
+    for row in deficient:
+        assert row["answer"] == "Insufficient information" and row["paradigm"] == "single"
+        detail = next(t["detail"] for t in row["traps"] if t["kind"] == "deficiency")
+        missing = detail.split()[0]
+        assert missing not in row["context_periods"]
+        view = builder.store.restrict({row["company"]: set(row["context_periods"])})
+        with pytest.raises(NotDerivable):
+            compute(view, row["company"], row["indices"][0], row["target_periods"][0], registry=builder.registry)
+        # ...while the full store can compute it: the removal is what blocks it
+        compute(builder.store, row["company"], row["indices"][0], row["target_periods"][0], registry=builder.registry)
+        assert missing in row["solution"] and row["solution"].splitlines()[-1] == "Insufficient information"
+
+
+def test_distractor_and_parent_traps_show_unneeded_reports(built):
+    builder, rows, _ = built
+    from ledgerlm.synth.indices.compute import compute
+
+    distracted = [r for r in rows if any(t["kind"] == "distractor_period" for t in r["traps"])
+                  and r["answer"] != "Insufficient information"]
+    assert distracted
+    for row in distracted[:10]:
+        needed = set()
+        for index_id in row["indices"]:
+            for period in row["target_periods"]:
+                needed |= {k.label for k in compute(builder.store, row["company"], index_id, period, registry=builder.registry).reports}
+        assert set(row["context_periods"]) - needed, row["id"]
+
+
+def test_parent_distractor_on_a_company_with_schedule_i():
+    from ledgerlm.synth.build.contexts import Builder
+
+    builder = Builder.from_config(SynthConfig(seed=3, companies=["DUK"], p_parent=1.0, p_deficiency=0.0))
+    rows = [r for slot in range(12) for r in builder.slot(slot, Stats())]
+    parent = [r for r in rows if any(t["kind"] == "parent_distractor" for t in r["traps"])]
+    assert parent
+    for row in parent:
+        assert len(row["context_periods"]) > len(set(row["context_periods"]))
+        assert re.search(r"— (parent|母公司)", _user(row))
+    report = fidelity.check_rows(parent, builder.store_for, builder.registry)
+    assert report.problems == []
+
+
+def test_solution_ends_with_the_answer_in_the_requested_format(built):
+    _, rows, _ = built
+    seen = set()
+    for row in rows:
+        sol = row["solution"]
+        seen.add(row["answer_format"])
+        if row["answer"] == "Insufficient information":
+            assert sol.endswith("\nInsufficient information")
+        elif row["answer_format"] == "number":
+            last = sol.splitlines()[-1]
+            assert float(last) == row["answer"] and re.fullmatch(rf"-?\d+\.\d{{{row['decimals']}}}", last)
+        elif row["answer_format"] == "json":
+            block = re.search(r"```json\n(.*?)\n```\s*$", sol, re.S)
+            assert json.loads(block[1]) == row["answer"]
+        elif row["answer_format"] == "tuple_list":
+            tuples = ast.literal_eval(sol.splitlines()[-1])
+            assert [list(t[1:]) for t in tuples] == row["answer"]
+        else:
+            table = re.search(r"<table>(.*)</table>\s*$", sol, re.S)[1]
+            cells = [re.findall(r"<td>([^<]*)</td>", tr)[1:] for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+            assert [[float(c) for c in line] for line in cells] == row["answer"]
+    assert {"number", "json", "tuple_list", "html_table"} <= seen
+
+
+def test_hint_and_no_hint_variants_differ_only_by_the_formula(built):
+    _, rows, _ = built
+    by_item = {}
+    for row in rows:
+        by_item.setdefault(row["id"][:-2], {})[row["hint"]] = row
+    pairs = [v for v in by_item.values() if len(v) == 2]
+    assert pairs
+    for pair in pairs:
+        hint, plain = pair[True], pair[False]
+        assert {k: v for k, v in hint.items() if k not in ("id", "hint", "messages", "n_tokens")} == \
+               {k: v for k, v in plain.items() if k not in ("id", "hint", "messages", "n_tokens")}
+        h, p = _user(hint).splitlines(), _user(plain).splitlines()
+        extra = [line for line in h if line not in p]
+        assert extra and all(l.startswith(("Formula", "公式", "- ")) for l in extra)
+        assert hint["n_tokens"] > plain["n_tokens"]
+
+
+def test_table_items_shape_and_unit_constraints(built):
+    _, rows, _ = built
+    tables = [r for r in rows if r["paradigm"] == "table"]
+    assert tables
+    for row in tables:
+        n = len(row["indices"]) * len(row["target_periods"])
+        assert 2 <= n <= 20 and 4 <= len(row["target_periods"]) <= 9
+        assert len(row["answer"]) == len(row["indices"]) and all(len(line) == len(row["target_periods"]) for line in row["answer"])
+    units = {r["unit"] for r in rows}
+    assert "percent" in units and units & {"thousands", "millions", "billions", "ten_thousands", "hundred_millions"}
+
+
+def test_token_cap_drops_with_a_named_reason():
+    from ledgerlm.synth.build.contexts import Builder
+
+    builder = Builder.from_config(SynthConfig(max_tokens=50, companies=["AAPL"]))
+    stats = Stats()
+    assert [r for slot in range(3) for r in builder.slot(slot, stats)] == []
+    assert stats.drops["over_token_cap"] + stats.drops.get("no_derivable_target", 0) == 6 and stats.drops["over_token_cap"] > 0

@@ -1,0 +1,128 @@
+"""Shard / resume / merge machinery of `ledgerlm synth`, driven by a fake item generator.
+
+    python -m pytest tests/test_synth_build_shards.py -q
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.build import dataset, shards
+from ledgerlm.synth.build.config import SynthConfig
+from ledgerlm.synth.build.pipeline import Drop, Stats, run_steps
+from ledgerlm.synth.build.split import assign_splits
+
+COMPANIES = ["AAA", "BBB", "CCC", "DDD", "EEE"]
+SPLITS = assign_splits(COMPANIES, seed=7)
+
+
+def fake_slot(slot: int, stats: Stats) -> list[dict]:
+    """Two variants per slot; every 7th slot is dropped; rows repeat signatures so dedup has work."""
+    rng = random.Random(f"7:{slot}")
+    company = rng.choice(COMPANIES)
+    if slot % 7 == 3:
+        stats.drop("no_derivable_target", 2)
+        return []
+    base = {"paradigm": rng.choice(["single", "table"]), "axis": rng.choice(["domain", "caliber"]), "company": company,
+            "split": SPLITS[company], "target_periods": [f"FY{rng.randint(2020, 2022)}"], "indices": [rng.choice("xy")],
+            "context_periods": ["FY2020"], "traps": [], "context_formats": ["json"], "answer_format": "number",
+            "unit": "millions", "decimals": 2, "messages": [{"role": "user", "content": f"q{slot}"}], "answer": 1.0,
+            "solution": "1.00", "n_tokens": 3, "tokenizer": "fake", "provenance": [], "language": "en"}
+    rows = [dict(base, id=f"s{slot}-{v}", hint=v == "h") for v in ("h", "n")]
+    return run_steps([("keep", lambda r: r)], rows, stats)
+
+
+def sha(folder: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+FP = {"seed": 7, "num": 120, "shard_size": 8, "hint_variants": ["hint", "no_hint"], "tokenizer": "fake", "max_tokens": 10}
+
+
+def build(out: Path, **kw) -> dict:
+    dataset.generate(out, FP, fake_slot, num_slots=60, shard_size=8, progress=False, **kw)
+    dataset.merge(out, [out])
+    return sha(out)
+
+
+def test_rerun_and_num_proc_are_byte_identical(tmp_path):
+    a = build(tmp_path / "a")
+    b = build(tmp_path / "b", num_proc=2)
+    assert a == b and {"train.jsonl", "dev.jsonl", "test.jsonl", "manifest.json", "README.md"} <= set(a)
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    # every attempted sample is either kept or dropped with a named reason
+    assert manifest["kept"] + sum(manifest["drops"].values()) == 120
+    assert manifest["drops"]["no_derivable_target"] == 2 * len([s for s in range(60) if s % 7 == 3])
+    assert manifest["drops"].get("duplicate", 0) > 0
+    assert manifest["counts"]["total"] == manifest["kept"]
+
+
+def test_shard_jobs_then_merge_equal_one_run(tmp_path):
+    whole = build(tmp_path / "whole")
+    for i in range(3):  # three independent jobs writing to their own folders
+        dataset.generate(tmp_path / f"job{i}", FP, fake_slot, num_slots=60, shard_size=8, select=(i, 3), progress=False)
+    with pytest.raises(InputError, match="not finished"):
+        dataset.merge(tmp_path / "merged", [tmp_path / "job0", tmp_path / "job1"])
+    dataset.merge(tmp_path / "merged", [tmp_path / f"job{i}" for i in range(3)])
+    merged = sha(tmp_path / "merged")
+    assert {k: merged[k] for k in whole if k != "run.json"} == {k: whole[k] for k in whole if k != "run.json"}
+
+
+def test_resume_skips_finished_shards_and_redoes_half_written_ones(tmp_path):
+    out = tmp_path / "r"
+    calls = []
+
+    def counting(slot, stats):
+        calls.append(slot)
+        return fake_slot(slot, stats)
+
+    dataset.generate(out, FP, counting, num_slots=60, shard_size=8, select=(0, 2), progress=False)  # half the shards
+    (out / "shards" / "shard-00001.jsonl.tmp").write_text("garbage from a killed run\n")  # a kill mid-shard
+    calls.clear()
+    dataset.generate(out, FP, counting, num_slots=60, shard_size=8, progress=False)
+    assert sorted(calls) == [s for k in range(1, 8, 2) for s in shards.shard_slots(k, 60, 8)]  # only the missing shards
+    dataset.merge(out, [out])
+    assert sha(out) == build(tmp_path / "fresh")
+
+
+def test_other_config_in_same_folder_is_refused(tmp_path):
+    build(tmp_path / "x")
+    with pytest.raises(InputError, match="different config"):
+        dataset.generate(tmp_path / "x", dict(FP, seed=8), fake_slot, num_slots=60, shard_size=8, progress=False)
+
+
+def test_rows_load_with_datasets(tmp_path):
+    import datasets
+
+    build(tmp_path / "d")
+    ds = datasets.load_dataset("json", data_files=str(tmp_path / "d" / "train.jsonl"), split="train")
+    assert len(ds) == sum(1 for _ in open(tmp_path / "d" / "train.jsonl"))
+
+
+def test_company_split_never_mixes():
+    companies = [f"C{i}" for i in range(30)]
+    splits = assign_splits(companies, seed=3, test_companies=["C5"])
+    assert splits["C5"] == "test"
+    assert set(splits.values()) == {"train", "dev", "test"}
+    assert splits == assign_splits(list(reversed(companies)), seed=3, test_companies=["C5"])
+
+
+def test_drop_reasons_are_counted():
+    stats = Stats()
+
+    def cap(row):
+        if row["n"] > 2:
+            raise Drop("over_token_cap")
+        return row
+
+    kept = run_steps([("cap", cap)], [{"n": 1}, {"n": 3}, {"n": 5}], stats)
+    assert kept == [{"n": 1}] and stats.as_dict() == {"kept": 1, "drops": {"over_token_cap": 2}}
+
+
+def test_config_fingerprint_ignores_num_proc():
+    assert SynthConfig(num_proc=1).fingerprint() == SynthConfig(num_proc=4).fingerprint()

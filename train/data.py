@@ -1,0 +1,130 @@
+"""Training rows (DESIGN contract 5) from local JSONL / Parquet / a dataset folder / the Hub.
+
+    python -m ledgerlm.train.data runs/data --split train
+
+A contract-5 row is `{"messages": [system?, user, assistant{content, reasoning_content?}, ...]}`.
+Synthesized samples (contract 4: `messages` without an assistant turn, plus `solution`) are
+accepted too and become contract-5 rows whose assistant turn is the worked solution — the
+no-teacher SFT data of the synthesis engine. Every row is validated; a bad one names its file,
+line and field.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ledgerlm.errors import InputError
+
+ROLES = {"system", "user", "assistant"}
+SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+
+
+def sample_to_training_row(sample: dict[str, Any]) -> dict[str, Any]:
+    """Contract 4 -> contract 5: append the worked solution as the assistant turn."""
+    messages = [dict(m) for m in sample["messages"]]
+    if not any(m.get("role") == "assistant" for m in messages):
+        messages.append({"role": "assistant", "content": sample["solution"]})
+    return {"messages": [_clean_message(m) for m in messages]}
+
+
+def _clean_message(message: dict[str, Any]) -> dict[str, Any]:
+    out = {"role": message["role"], "content": message.get("content") or ""}
+    if message["role"] == "assistant":
+        out["reasoning_content"] = message.get("reasoning_content") or ""
+    return out
+
+
+def validate_row(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """Return the row as contract 5 (messages only) or raise InputError naming `where` and the field."""
+    messages = row.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InputError("row has no 'messages' list", path=where, field="messages")
+    if not any(m.get("role") == "assistant" for m in messages) and not row.get("solution"):
+        raise InputError("no assistant turn and no 'solution' to train on", path=where, field="messages")
+    for i, message in enumerate(messages):
+        if message.get("role") not in ROLES:
+            raise InputError(f"role {message.get('role')!r} is not one of {sorted(ROLES)}", path=where, field=f"messages[{i}].role")
+        if not isinstance(message.get("content"), str):
+            raise InputError("content must be a string", path=where, field=f"messages[{i}].content")
+        reasoning = message.get("reasoning_content")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise InputError("reasoning_content must be a string", path=where, field=f"messages[{i}].reasoning_content")
+    if messages[-1]["role"] != "assistant" and any(m["role"] == "assistant" for m in messages):
+        raise InputError("the last message must be the assistant's", path=where, field="messages")
+    return sample_to_training_row(row)
+
+
+def _files_for(source: Path, split: str) -> list[Path]:
+    if source.is_file():
+        return [source]
+    found = [p for suffix in SUFFIXES for p in sorted(source.glob(f"{split}*{suffix}"))]
+    if not found:
+        raise InputError(f"no {split}*.jsonl / {split}*.parquet file in the folder", path=str(source))
+    return found
+
+
+def read_rows(source: str | Path, split: str = "train") -> list[dict[str, Any]]:
+    """Validated contract-5 rows from a .jsonl/.parquet file or a dataset folder (`{split}.jsonl`)."""
+    import pandas as pd
+
+    rows = []
+    for path in _files_for(Path(source), split):
+        if path.suffix == ".parquet":
+            raw = pd.read_parquet(path).to_dict(orient="records")
+            raw = [{**r, "messages": [dict(m) for m in r["messages"]]} for r in raw]
+            rows += [validate_row(r, f"{path} row {i}") for i, r in enumerate(raw)]
+            continue
+        with open(path, encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, 1):
+                if line.strip():
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as err:
+                        raise InputError(f"line {line_no} is not JSON ({err.msg})", path=str(path)) from None
+                    rows.append(validate_row(row, f"{path} line {line_no}"))
+    if not rows:
+        raise InputError("no training rows", path=str(source))
+    return rows
+
+
+def read_samples(source: str | Path, split: str = "dev") -> list[dict[str, Any]]:
+    """Synthesized FinIndices samples (contract 4) as dicts, for eval during training."""
+    samples = []
+    for path in _files_for(Path(source), split):
+        if path.suffix == ".parquet":
+            raise InputError("eval samples must be JSONL (contract 4)", path=str(path))
+        with open(path, encoding="utf-8") as handle:
+            samples += [json.loads(line) for line in handle if line.strip()]
+    for i, sample in enumerate(samples):
+        for key in ("messages", "answer"):
+            if key not in sample:
+                raise InputError(f"sample {i} has no {key!r}: not a contract-4 FinIndices sample", path=str(source), field=key)
+    return samples
+
+
+def load_training_dataset(name_or_path: str, split: str = "train", config: str | None = None):
+    """A `datasets.Dataset` with one `messages` column, from a local path or a Hub dataset id."""
+    from datasets import Dataset, load_dataset
+
+    if Path(name_or_path).exists():
+        return Dataset.from_list(read_rows(name_or_path, split))
+    hub = load_dataset(name_or_path, name=config, split=split)
+    rows = [validate_row(r, f"{name_or_path}[{split}] row {i}") for i, r in enumerate(hub)]
+    return Dataset.from_list(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Validate training rows and print counts.")
+    parser.add_argument("source", help="file, dataset folder or Hub id")
+    parser.add_argument("--split", default="train")
+    args = parser.parse_args(argv)
+    dataset = load_training_dataset(args.source, args.split)
+    with_reasoning = sum(any(m.get("reasoning_content") for m in r["messages"]) for r in dataset)
+    print(f"{len(dataset)} rows ({with_reasoning} with reasoning_content) from {args.source} [{args.split}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
