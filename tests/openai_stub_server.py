@@ -2,7 +2,7 @@
 
     python tests/openai_stub_server.py --port 8011 --reply "Final answer: 42"   # then point openai:stub at it
 
-    from openai_stub_server import StubServer   # tests/ is on sys.path under pytest
+    sys.path.insert(0, "tests"); from openai_stub_server import StubServer   # or: from tests.openai_stub_server import …
     with StubServer(script=[{"status": 429, "retry_after": "0.05"}, {"status": 500}, {"drop": True}],
                     responder=lambda body: {"content": "4"}, latency=0.01) as server:
         sampler = make_sampler("openai:stub", base_url=server.url)

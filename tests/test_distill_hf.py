@@ -72,7 +72,13 @@ def test_hf_teacher_30_items_rows_load_in_sft_trainer(tmp_path, tiny_teacher):
                        use_cpu=True, dataloader_num_workers=0)
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(list(dataset)), processing_class=tokenizer)
     tokenized = trainer.train_dataset
-    assert len(tokenized) == 30 and "assistant_masks" in tokenized.column_names
-    assert all(sum(mask) > 0 for mask in tokenized["assistant_masks"])
+    assert len(tokenized) == 30
+    for row in tokenized:  # assistant-only loss: the prompt is masked (-100), the answer is trained
+        if "assistant_masks" in row:
+            trained_ids = [t for t, m in zip(row["input_ids"], row["assistant_masks"]) if m]
+        else:
+            trained_ids = [t for t in row["labels"] if t != -100]
+        assert 0 < len(trained_ids) < len(row["input_ids"])
+        assert "[item" not in tokenizer.decode(trained_ids)
     result = trainer.train()
     assert result.training_loss > 0

@@ -110,7 +110,10 @@ def test_mix_solutions_adds_verified_worked_solutions_of_unsolved_items(tmp_path
     assert solution_ids == {i["id"] for i in items} - solved - {"d-005"}  # d-005's solution fails the scorer
     assert [r["item_id"] for r in rejects if r["reason"] == "solution_unverified"] == ["d-005"]
     row = next(r for r in rows if r["source"] == "solution")
-    assert row["messages"][-1]["content"] == items[int(row["item_id"][2:])]["solution"]
+    solution = items[int(row["item_id"][2:])]["solution"]  # "steps\nFinal answer: ..." -> reasoning + answer
+    assistant = row["messages"][-1]
+    assert f"{assistant['reasoning_content']}\n{assistant['content']}" == solution
+    assert assistant["content"].startswith("Final answer") or assistant["content"].startswith(("<table", "```json", "["))
     assert manifest["counts"]["rows_solution"] == len(solution_ids)
 
     rows_f, _, _ = run(tmp_path, ScriptedSampler(script), items, "--samples-per-item", "1", "--mix-solutions", "0.5", out="f")

@@ -189,4 +189,4 @@ def test_requests_per_second_limit_spaces_the_requests(tmp_path):
         assert main(["--data", str(data), "--teacher", "openai:stub", "--base-url", server.url, "--out", str(tmp_path / "o"),
                      "--samples-per-item", "2", "--concurrency", "8", "--rps", "20", "--no-progress"]) == 0
     assert len(stamps) == 12
-    assert stamps[-1] - stamps[0] >= 11 / 20 * 0.9  # 12 starts at >= 50 ms apart
+    assert stamps[-1] - stamps[0] >= 11 / 20 * 0.8  # 12 starts 50 ms apart (unlimited: all 12 within ~50 ms)

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
+from pathlib import Path
 
 import pytest
-from eval_fixtures import build_tiny_model, make_rows, write_dataset
-from openai_stub_server import StubServer
 
-from ledgerlm.evaluate.backends import make_backend
-from ledgerlm.evaluate.cache import ResponseCache, generate_cached
-from ledgerlm.evaluate.cli import eval_main
-from ledgerlm.evaluate.runfiles import SAMPLE_FIELDS, read_run
-from ledgerlm.evaluate.sampling import Completion, GenerationParams
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures, openai_stub_server
+from eval_fixtures import build_tiny_model, make_rows, write_dataset  # noqa: E402
+from openai_stub_server import StubServer  # noqa: E402
+
+from ledgerlm.evaluate.backends import make_backend  # noqa: E402
+from ledgerlm.evaluate.cache import ResponseCache, generate_cached  # noqa: E402
+from ledgerlm.evaluate.cli import eval_main  # noqa: E402
+from ledgerlm.evaluate.runfiles import SAMPLE_FIELDS, read_run  # noqa: E402
+from ledgerlm.evaluate.sampling import Completion, GenerationParams  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +180,18 @@ def test_unknown_backend_and_options_fail_loudly():
     with pytest.raises(TypeError, match="colour"):
         make_backend("openai:m", colour="blue")
     assert json.dumps(make_backend("wrong_unit").model_id) == '"wrong_unit_x1000"'
+
+
+def test_hf_backend_applies_a_peft_adapter(tiny_model, tmp_path):
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model), LoraConfig(r=2, target_modules=["q_proj", "v_proj"]))
+    model.save_pretrained(tmp_path / "adapter")
+    sampler = make_backend(f"hf:{tiny_model}", peft=str(tmp_path / "adapter"), batch_size=2)
+    assert sampler.model_id == f"hf:{tiny_model}+peft:{tmp_path / 'adapter'}"
+    from peft import PeftModel
+
+    assert isinstance(sampler.model, PeftModel)
+    [completion] = sampler.generate([[{"role": "user", "content": "hi"}]], GenerationParams(max_tokens=2))
+    assert completion.completion_tokens <= 2 and completion.prompt_tokens > 0

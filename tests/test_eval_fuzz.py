@@ -2,12 +2,17 @@
 and scoring is deterministic. The default suite runs 400 examples; `pytest -m slow` runs 10,000."""
 from __future__ import annotations
 
-import pytest
-from eval_fixtures import make_rows, table_text
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import sys
+from pathlib import Path
 
-from ledgerlm.evaluate.finindices.scoring import FORMAT_ERRORS, PARSE_ERRORS, score_response
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures, openai_stub_server
+from eval_fixtures import make_rows, table_text  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ledgerlm.evaluate.finindices.scoring import FORMAT_ERRORS, PARSE_ERRORS, score_response  # noqa: E402
 
 SAMPLES = make_rows(16, seed=21)  # every answer format, both paradigms, deficiency items
 

@@ -2,18 +2,22 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
-from eval_fixtures import make_rows, table_text
 
-from ledgerlm.errors import InputError
-from ledgerlm.evaluate.backends import make_backend
-from ledgerlm.evaluate.backends.oracle import scale_final_answer
-from ledgerlm.evaluate.finindices.adapter import from_official, load_rows
-from ledgerlm.evaluate.finindices.extract import extract_numbers, normalize, parse_cell
-from ledgerlm.evaluate.finindices.scoring import precision_key, score_response
-from ledgerlm.evaluate.reasoning import split_reasoning
-from ledgerlm.evaluate.sampling import GenerationParams
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures, openai_stub_server
+from eval_fixtures import make_rows, table_text  # noqa: E402
+
+from ledgerlm.errors import InputError  # noqa: E402
+from ledgerlm.evaluate.backends import make_backend  # noqa: E402
+from ledgerlm.evaluate.backends.oracle import scale_final_answer  # noqa: E402
+from ledgerlm.evaluate.finindices.adapter import from_official, load_rows  # noqa: E402
+from ledgerlm.evaluate.finindices.extract import extract_numbers, normalize, parse_cell  # noqa: E402
+from ledgerlm.evaluate.finindices.scoring import precision_key, score_response  # noqa: E402
+from ledgerlm.evaluate.reasoning import split_reasoning  # noqa: E402
+from ledgerlm.evaluate.sampling import GenerationParams  # noqa: E402
 
 
 def single(answer, decimals=2, **extra):
@@ -205,3 +209,20 @@ def test_official_rows_map_into_contract4(tmp_path):
     assert score_response(rows[1], '```json\n[[11.27, 5.44, 52.17], [113.94, 75.23, 202.25]]\n```').score == 1
     with pytest.raises(InputError, match="prompt"):
         from_official({"answer": "1"}, 0, "test")
+
+
+def test_score_cli_scores_saved_predictions(tmp_path, capsys):
+    from ledgerlm.evaluate.cli import score_main
+    from ledgerlm.evaluate.runfiles import read_run
+
+    rows = make_rows(12, seed=4)
+    preds = [{**r, "response": r["solution"] if k % 3 else "<think>unfinished"} for k, r in enumerate(rows)]
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in preds), encoding="utf-8")
+    assert score_main(["--benchmark", "finindices", "--predictions", str(path), "--out", str(tmp_path / "scored"), "--n-boot", "200"]) == 0
+    results, samples = read_run(tmp_path / "scored")
+    assert [s["score"] for s in samples] == [int(k % 3 != 0) for k in range(12)]
+    assert results["metrics"]["accuracy"]["value"] == pytest.approx(8 / 12)
+    assert results["metrics"]["parse_failure_rate"] == pytest.approx(4 / 12)
+    assert samples[0]["error_reason"] == "unterminated_think" and samples[0]["answer_text"] is None
+    assert "accuracy 66.67%" in capsys.readouterr().out

@@ -115,7 +115,7 @@ def test_cli_json_output(capsys):
 
 
 def test_cli_insufficient_information(capsys):
-    """SNOW's companyfacts start long after FY2005: the answer is the exact string and the report is named."""
+    """No FY2001 reports are embedded: the answer is the exact string and the missing report is named."""
     from ledgerlm.synth.indices.cli import main
 
     assert main(["--company", "NVDA", "--index", "revenue_yoy", "--period", "FY2001Q4", "--json"]) == 0

@@ -127,7 +127,7 @@ def test_validate_embedded_data(capsys):
 
 
 def test_cas_html_balance_sheet_passes_validate(tmp_path, capsys):
-    from tests.test_statements_tables import CAS_BALANCE_HTML
+    from test_statements_tables import CAS_BALANCE_HTML
 
     path = tmp_path / "cas_balance.html"
     path.write_text(CAS_BALANCE_HTML, encoding="utf-8")

@@ -87,7 +87,7 @@ def test_rerun_resumes_from_the_last_checkpoint(repo_root, run, tiny_dir, data_d
     _, out, _ = run
     assert (out / "checkpoint-4").is_dir()
     args = parse(repo_root, "--model_name_or_path", str(tiny_dir), "--dataset_name", str(data_dir),
-                 "--output_dir", str(out), *FAST, "--max_steps", "5")
+                 "--eval_dataset", str(data_dir), "--output_dir", str(out), *FAST, "--max_steps", "5")
     trainer = main(*args)
     assert trainer.state.global_step == 5
     steps = [e["step"] for e in trainer.state.log_history if "loss" in e]
@@ -135,7 +135,7 @@ def test_unfit_chat_template_stops_before_training(repo_root, tiny_dir, data_dir
     plain = tmp_path / "plain.jinja"
     plain.write_text("{% for m in messages %}{{ m['content'] }}{% generation %}x{% endgeneration %}{% endfor %}")
     args = parse(repo_root, "--model_name_or_path", str(tiny_dir), "--dataset_name", str(data_dir),
-                 "--chat_template", str(plain), "--output_dir", str(tmp_path / "out"), *FAST)
+                 "--eval_dataset", str(data_dir), "--chat_template", str(plain), "--output_dir", str(tmp_path / "out"), *FAST)
     with pytest.raises(InputError, match="reasoning_content is not rendered"):
         main(*args)
     assert not (tmp_path / "out" / "checkpoint-2").exists()

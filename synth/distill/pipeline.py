@@ -168,8 +168,7 @@ async def _run_jobs(teacher, jobs, cache, config, items_by_id, progress, on_upda
         if hit is None:
             todo.append(job)
             continue
-        outcomes[job.key] = hit
-        _count(progress, items_by_id[job.item_id], hit, cached=True)
+        outcomes[job.key] = _count(progress, items_by_id[job.item_id], {**hit, "key": job.key}, cached=True)
     if on_update:
         on_update(progress)
     limiter = RateLimiter(config.concurrency, rps=config.rps, tpm=config.tpm)
@@ -189,8 +188,7 @@ async def _run_jobs(teacher, jobs, cache, config, items_by_id, progress, on_upda
         # durable before it counts; transport errors and truncations are not stored
         await asyncio.gather(*(cache.aput(key, record) for key, record in records.items()))
         for key, record in records.items():
-            outcomes[key] = {**record, "key": key}
-            _count(progress, items_by_id[record["item_id"]], record, cached=False)
+            outcomes[key] = _count(progress, items_by_id[record["item_id"]], {**record, "key": key}, cached=False)
         if on_update:
             on_update(progress)
 
@@ -209,15 +207,18 @@ def _batches(jobs: list[Job], size: int) -> list[list[Job]]:
     return [group[i:i + size] for _, group in sorted(by_index.items()) for i in range(0, len(group), max(1, size))]
 
 
-def _count(progress: Progress, item: dict[str, Any], record: dict[str, Any], *, cached: bool) -> None:
+def _count(progress: Progress, item: dict[str, Any], record: dict[str, Any], *, cached: bool) -> dict[str, Any]:
+    """Score the sample once (kept on the in-memory record as `verdict`) and update the live counters."""
     completion = record["completion"]
-    verified = judge(item, completion)[0] == "verified"
+    record["verdict"] = judge(item, completion)
+    verified = record["verdict"][0] == "verified"
     with progress.lock:
         progress.done += 1
         progress.verified += verified
         progress.cached += cached
         progress.prompt_tokens += completion.get("prompt_tokens") or 0
         progress.completion_tokens += completion.get("completion_tokens") or 0
+    return record
 
 
 # ---------------------------------------------------------------- judging and assembling
@@ -258,7 +259,7 @@ def assemble(items: list[dict[str, Any]], jobs: list[Job], outcomes: dict[str, d
         for job in sorted(jobs_by_item.get(item["id"], []), key=lambda j: j.sample_index):
             record = outcomes[job.key]
             completion = record["completion"]
-            status, detail, result = judge(item, completion)
+            status, detail, result = record.get("verdict") or judge(item, completion)
             answer, reasoning = split_reasoning(completion.get("text"), completion.get("reasoning"))
             base = _provenance(item, job, completion, config)
             if status != "verified":
@@ -346,6 +347,19 @@ def mix_solutions(unsolved: list[dict], solved: list[dict], config: DistillConfi
             rejects.append({**base, "reason": "solution_unverified", "detail": result.error_reason,
                             "response": solution, "reasoning_content": None, "extracted": result.extracted})
             continue
-        assistant = {"role": "assistant", "content": solution, "reasoning_content": ""}
+        answer, reasoning = split_solution(item, solution)
+        assistant = {"role": "assistant", "content": answer, "reasoning_content": reasoning}
         rows.append({"messages": prompt_messages(item) + [assistant], **base, "score": 1, "positional": result.positional})
     return rows, rejects
+
+
+def split_solution(item: dict[str, Any], solution: str) -> tuple[str, str]:
+    """(final answer, worked steps) of a verified solution, shaped like a teacher row: the last
+    paragraph is the answer and the steps before it the reasoning — kept only if the answer alone
+    still passes the scorer; otherwise the whole solution is the answer."""
+    head, sep, last = solution.strip().rpartition("\n\n")
+    if not sep:
+        head, sep, last = solution.strip().rpartition("\n")
+    if sep and head.strip() and score_response(item, last).score == 1:
+        return last.strip(), head.strip()
+    return solution.strip(), ""

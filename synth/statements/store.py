@@ -344,6 +344,16 @@ class FactStore:
         company = self.resolve_company(company)
         return sorted({k[1] for k in self._cells if k[0] == company})
 
+    def _has_report(self, company: str, report: ReportKey, scope: str, statement: str = "") -> bool:
+        """Does the data hold this report's `statement` (any statement when unknown)?"""
+        if "_report_index" not in self.__dict__:
+            index: set[tuple] = set()
+            for key, cell in self._cells.items():
+                index.add((key[0], key[1], key[3], ""))
+                index.add((key[0], key[1], key[3], cell.statement or _concept_meta(key[2])[0]))
+            self._report_index = index
+        return (company, scope, report, statement) in self._report_index
+
     def report_filed(self, company: str, report: ReportKey | str, scope: str = "consolidated") -> str:
         """Filing date of the report (the earliest filing that showed its current-period values)."""
         return self._report_filed.get((self.resolve_company(company), scope, parse_report(report)), "")
@@ -356,9 +366,16 @@ class FactStore:
     def reported(self, company: str, concept: str, report: ReportKey | str, scope: str = "consolidated") -> FactRef:
         """The value a report shows (YTD flow or period-end stock); NotDerivable when absent."""
         company, report = self.resolve_company(company), parse_report(report)
-        cell = self._cells.get((company, scope, concept, report)) if self._visible(company, report) else None
+        visible = self._visible(company, report)
+        cell = self._cells.get((company, scope, concept, report)) if visible else None
         if cell is None:
             where = "" if scope == "consolidated" else f" ({scope})"
+            if visible and self._has_report(company, report, scope, _concept_meta(concept)[0]):
+                # The report is there but has no such line: nothing is missing that a reader could add.
+                raise NotDerivable(
+                    f"{company}: the {report.label} report{where} shows no {concept}",
+                    company=company, concept=concept, period=report.label, missing=[],
+                )
             raise NotDerivable(
                 f"{company}: {concept} needs the {report.label} report{where}, which is not available",
                 company=company, concept=concept, period=report.label, missing=[report.label],
@@ -403,7 +420,7 @@ class FactStore:
         """
         company, p = self.resolve_company(company), parse_period(period)
         kind = self.kind_of(concept, company)
-        if kind == "stock":
+        if kind == "stock" or self._is_balance(concept):  # balance-sheet share counts are read at dates too
             if basis == "end":
                 return self._at(company, concept, p.end_report(), scope, f"ending balance of {p.label}")
             if basis == "begin":
@@ -418,6 +435,11 @@ class FactStore:
         if basis != "end":
             raise LedgerError(f"{concept} is a flow: basis {basis!r} applies to balance-sheet items only")
         return self._flow(company, concept, p, scope, kind)
+
+    @staticmethod
+    def _is_balance(concept: str) -> bool:
+        statement, _ = _concept_meta(concept)
+        return statement == "balance"
 
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
         ref = self.reported(company, concept, report, scope)

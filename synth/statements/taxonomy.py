@@ -1,5 +1,5 @@
 """Taxonomy: canonical concepts and the maps from US-GAAP / IFRS tags and CAS / English statement
-labels onto them. The maps are data (taxonomy/*.yaml); this module only reads them.
+labels onto them. The maps are data (taxonomy_data/*.yaml); this module only reads them.
 
     python -m ledgerlm.synth.statements.taxonomy 应付票据 us-gaap:Revenues revenue
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-DATA_DIR = Path(__file__).with_name("taxonomy")
+DATA_DIR = Path(__file__).with_name("taxonomy_data")
 TAXONOMY_FILES = {"us-gaap": "us_gaap.yaml", "ifrs-full": "ifrs.yaml"}
 TAXONOMY_ALIASES = {"us-gaap": "us-gaap", "usgaap": "us-gaap", "us_gaap": "us-gaap", "ifrs-full": "ifrs-full", "ifrs": "ifrs-full"}
 STATEMENTS = ("balance", "income", "cashflow", "equity")
@@ -48,7 +48,7 @@ def _concepts() -> dict[str, ConceptInfo]:
     out = {}
     for key, spec in _read_yaml("concepts.yaml").items():
         if spec["statement"] not in STATEMENTS or spec["kind"] not in KINDS or spec["sign"] not in (1, -1):
-            raise ValueError(f"taxonomy/concepts.yaml: concept {key!r} has a bad statement/kind/sign: {spec}")
+            raise ValueError(f"taxonomy_data/concepts.yaml: concept {key!r} has a bad statement/kind/sign: {spec}")
         out[key] = ConceptInfo(key, spec["statement"], spec["kind"], int(spec["sign"]),
                                spec.get("interest_bearing"), spec["label_en"], spec["label_zh"])
     return out
@@ -64,7 +64,7 @@ def concept_info(key: str) -> ConceptInfo:
     try:
         return _concepts()[key]
     except KeyError:
-        raise KeyError(f"unknown canonical concept {key!r} (see taxonomy/concepts.yaml)") from None
+        raise KeyError(f"unknown canonical concept {key!r} (see taxonomy_data/concepts.yaml)") from None
 
 
 @lru_cache(maxsize=None)
@@ -73,7 +73,7 @@ def _tag_map(taxonomy: str) -> dict[str, list[tuple[str, int]]]:
     out: dict[str, list[tuple[str, int]]] = {}
     for concept, tags in _read_yaml(TAXONOMY_FILES[taxonomy]).items():
         if concept not in known:
-            raise ValueError(f"taxonomy/{TAXONOMY_FILES[taxonomy]}: {concept!r} is not in concepts.yaml")
+            raise ValueError(f"taxonomy_data/{TAXONOMY_FILES[taxonomy]}: {concept!r} is not in concepts.yaml")
         for precedence, tag in enumerate(tags):
             out.setdefault(tag, []).append((concept, precedence))
     return out
