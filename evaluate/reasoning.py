@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-_OPEN, _CLOSE = "<think>", "</think>"
+_ANY_RE = re.compile(r"</?think>", re.IGNORECASE)
 _OPEN_RE = re.compile(r"<think>", re.IGNORECASE)
 _CLOSE_RE = re.compile(r"</think>", re.IGNORECASE)
 
@@ -19,7 +19,7 @@ _CLOSE_RE = re.compile(r"</think>", re.IGNORECASE)
 def split_reasoning(text: str | None, reasoning_content: str | None = None) -> tuple[str | None, str | None]:
     """Return `(answer, reasoning)`; `answer` is None when a `<think>` block is never closed."""
     text = text or ""
-    if "<" not in text or ("think>" not in text and "THINK>" not in text.upper()):
+    if "<" not in text or not _ANY_RE.search(text):
         return text.strip(), reasoning_content
     closes = list(_CLOSE_RE.finditer(text))
     if not closes:

@@ -199,3 +199,11 @@ def test_assemble_every_sample_in_exactly_one_place(tmp_path):
     ids = [r["id"] for r in rows + rejects]
     assert len(ids) == len(set(ids)) == 40
     assert [(r["item_id"], r["sample_index"]) for r in rows] == sorted((r["item_id"], r["sample_index"]) for r in rows)
+
+
+@pytest.mark.parametrize("bad", [["--mix-solutions", "2"], ["--mix-solutions", "some"], ["--samples-per-item", "0"]])
+def test_bad_settings_fail_before_any_request(tmp_path, bad):
+    sampler = ScriptedSampler(varied)
+    with pytest.raises(InputError):
+        run(tmp_path, sampler, make_items(2), *bad)
+    assert sampler.calls == []

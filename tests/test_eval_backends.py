@@ -195,3 +195,14 @@ def test_hf_backend_applies_a_peft_adapter(tiny_model, tmp_path):
     assert isinstance(sampler.model, PeftModel)
     [completion] = sampler.generate([[{"role": "user", "content": "hi"}]], GenerationParams(max_tokens=2))
     assert completion.completion_tokens <= 2 and completion.prompt_tokens > 0
+
+
+def test_vllm_backend_is_optional():
+    import importlib.util
+
+    from ledgerlm.errors import LedgerError
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here; this checks the message when it is not")
+    with pytest.raises(LedgerError, match="vLLM is not installed"):
+        make_backend("vllm:some/model")

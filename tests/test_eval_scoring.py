@@ -72,6 +72,8 @@ def test_single_uses_final_answer_not_intermediate_numbers():
     assert score_response(sample, text).score == 1
     assert score_response(sample, "Step: -19368.16\nFinal answer: 19368.16").score == 0  # sign matters
     assert score_response(sample, r"The result is \boxed{-19368.16}. Later: 5").score == 1
+    assert score_response(sample, "Final answer: -19,368.16 (thousands, 2 decimals)").score == 1
+    assert score_response(sample, "So from 3 reports, working capital is -19,368.16").score == 1  # no marker: last number
 
 
 def test_reasoning_is_stripped_and_unterminated_think_is_no_answer():

@@ -35,3 +35,10 @@ def test_unknown_keys_cycles_and_names_fail_loudly(tmp_path):
         load_task(str(tmp_path / "c.yaml"))
     with pytest.raises(InputError, match="finindices_hint_single"):
         load_task("no_such_task")
+
+
+def test_cli_hint_flags_override_the_task():
+    rows = [{"paradigm": p, "hint": h} for p in ("single", "table") for h in (True, False)]
+    task = load_task("finindices_hint_single")
+    assert select_rows(rows, task, "both", None) == [{"paradigm": "single", "hint": True}, {"paradigm": "single", "hint": False}]
+    assert select_rows(rows, task, "nohint", None) == [{"paradigm": "single", "hint": False}]

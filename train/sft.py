@@ -84,6 +84,7 @@ def main(script_args, training_args, model_args):
 
     # Save: the adapter (LoRA) or the full model, plus the tokenizer; optionally a merged copy
     trainer.save_model(training_args.output_dir)
+    trainer.save_state()  # trainer_state.json: loss, tokens/s and FinIndices EM history for reports
     trainer.accelerator.print(f"model saved to {training_args.output_dir}")
     if script_args.merge_adapter and model_args.use_peft:
         trainer.accelerator.wait_for_everyone()

@@ -42,7 +42,7 @@ class OracleSampler:
 def scale_final_answer(text: str, answer_format: str, factor: int) -> str:
     """Multiply every number inside the final answer (the requested block, or the answer line) by `factor`."""
     if answer_format == "number":
-        start, end = extract.answer_span(text)
+        start, end, _ = extract.answer_span(text)
     else:
         start, end = _last_block_span(text, answer_format)
     if start < 0:

@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any
 
 import ledgerlm
+from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.finindices import adapter
 from ledgerlm.evaluate.finindices.scoring import DEFICIENT, FORMAT_ERRORS, PARSE_ERRORS, SCORER_VERSION, score_response
@@ -35,7 +36,7 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     hint = parser.add_mutually_exclusive_group()
     hint.add_argument("--hint", dest="hint_mode", action="store_const", const="hint", help="only with-hint items")
     hint.add_argument("--no-hint", dest="hint_mode", action="store_const", const="nohint", help="only without-hint items")
-    hint.add_argument("--both", dest="hint_mode", action="store_const", const="both", help="both (default)")
+    hint.add_argument("--both", dest="hint_mode", action="store_const", const="both", help="both (default, unless the task selects one)")
     parser.add_argument("--limit", type=int, default=None, help="first N items after filtering")
     gen = parser.add_argument_group("generation (defaults from the task YAML)")
     gen.add_argument("--max-tokens", type=int)
@@ -64,6 +65,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
     task = load_task(args.task)
     rows = select_rows(adapter.load_rows(args.data, split=args.split or task["dataset"]["split"]), task, args.hint_mode, args.limit)
+    if not rows:
+        raise InputError(f"no items match task {task['task']!r} (select {task.get('select')}, hint mode {args.hint_mode or 'both'})", path=str(args.data))
     params = generation_params(task, args)
     options = {k: getattr(args, k) for k in ("base_url", "api_key_env", "concurrency", "max_retries", "timeout", "peft",
                                              "device", "dtype", "batch_size", "tensor_parallel_size", "trust_remote_code")}
@@ -110,6 +113,8 @@ def select_rows(rows: list[dict], task: dict, hint_mode: str | None, limit: int 
     wanted = dict(task.get("select") or {})
     if hint_mode in ("hint", "nohint"):
         wanted["hint"] = hint_mode == "hint"
+    elif hint_mode == "both":
+        wanted["hint"] = None
     kept = [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
     return kept[:limit] if limit is not None else kept
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\u00a0": " ", "\u2009": " ", "\u202f": " "})
+_MINUS_RE = re.compile("[\u2212\u2012\u2013\ufe63\u00a0\u2009\u202f]")
 _NUMBER_BODY = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
 _NUMBER = re.compile(
     r"(?<![A-Za-z_\d.])[-+]?(?:" + _NUMBER_BODY + r")(?:[eE][-+]?\d+)?(?![A-Za-z_\d年月日季]|\.\d)"
@@ -49,10 +50,16 @@ MAX_CHARS = 200_000  # longer outputs are cut to their last MAX_CHARS characters
 def normalize(text: str) -> str:
     """Full-width → ASCII, unicode minus → '-', HTML entities decoded; ASCII text is returned as is."""
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_MINUS)
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+        text = _MINUS_RE.sub(_minus, text)
     if "&" in text:
-        text = html.unescape(text).translate(_MINUS)
+        text = _MINUS_RE.sub(_minus, html.unescape(text))
     return text
+
+
+def _minus(match: re.Match) -> str:
+    return _MINUS[ord(match.group())]
 
 
 def _to_float(token: str) -> float | None:
@@ -111,8 +118,12 @@ def _year_pattern(years: frozenset[str]) -> re.Pattern:
     return re.compile(r"(?<![\d.,])(?:" + "|".join(sorted(years)) + r")(?![\d.,]\d)")
 
 
-def answer_span(text: str) -> tuple[int, int]:
-    """(start, end) of the final answer of a `number` item inside `text`."""
+def answer_span(text: str) -> tuple[int, int, bool]:
+    """(start, end, anchored) of the final answer of a `number` item inside `text`.
+
+    Anchored (True) when it is the last `\\boxed{}` or the line after the last answer marker —
+    its FIRST number is the answer (trailing words may hold stray numbers: "12.5 (2 decimals)");
+    otherwise the last non-empty line, whose LAST number is the answer."""
     box = text.rfind("\\boxed{")
     if box >= 0:
         start, depth = box + len("\\boxed{"), 1
@@ -122,7 +133,7 @@ def answer_span(text: str) -> tuple[int, int]:
             elif text[i] == "}":
                 depth -= 1
                 if depth == 0:
-                    return start, i
+                    return start, i, True
     last = None
     for last in _MARKER.finditer(text):
         pass
@@ -131,10 +142,10 @@ def answer_span(text: str) -> tuple[int, int]:
         while start < len(text) and text[start] in " \t*\r\n":
             start += 1
         end = text.find("\n", start)
-        return start, len(text) if end < 0 else end
+        return start, len(text) if end < 0 else end, True
     end = len(text.rstrip())
     start = text.rfind("\n", 0, end) + 1
-    return start, end
+    return start, end, False
 
 
 @dataclass

@@ -5,7 +5,8 @@ print(s({'id': 'x', 'answer_format': 'number', 'answer': 1153987.78, 'decimals':
 
 Rules (one function, `score_response`, shared with distillation):
 - Reasoning (`<think>…</think>`) is stripped first; an unterminated `<think>` is no answer.
-- single items (`answer_format: number`): the last number of the final answer (see
+- single items (`answer_format: number`): the number of the final answer (the first one after a
+  `Final answer:` marker or inside `\\boxed{}`, else the last one of the last line; see
   `extract.answer_span`; bare years of the asked periods and dates are not values) must equal the
   ground truth at `decimals` (round half away from zero): `1,234.50` ≈ `1234.5`, but `1153987.8`
   is not `1153987.78`.
@@ -81,13 +82,13 @@ def score_response(sample: dict, response_text: str | None) -> ScoreResult:
 
 
 def _score_single(text: str, truth: float, decimals: int, years: set[str]) -> ScoreResult:
-    start, end = extract.answer_span(text)
+    start, end, anchored = extract.answer_span(text)
     values = extract.extract_numbers(extract.strip_periods(text[start:end], years))
     if not values:
         if _REFUSAL.search(text):
             return ScoreResult(0, 0, DEFICIENT, "refused")
         return ScoreResult(0, 0, None, "no_number")
-    predicted = values[-1]
+    predicted = values[0] if anchored else values[-1]
     ok = int(precision_key(predicted, decimals) == precision_key(truth, decimals))
     return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
 
@@ -124,7 +125,7 @@ def _positional(grid: list[list[float]], need: list[list[int | None]], decimals:
 def _score_deficiency(text: str, fmt: str, years: set[str]) -> ScoreResult:
     if not _REFUSAL.search(text):
         return ScoreResult(0, 0, None, "no_refusal")
-    start, end = extract.answer_span(text)
+    start, end, _ = extract.answer_span(text)
     numbers = extract.extract_numbers(extract.strip_periods(text[start:end], years))
     if not numbers and fmt != "number":
         block = extract.isolate_block(text, fmt)

@@ -45,7 +45,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=POLICIES, default="first", help="which verified samples of an item become rows")
     p.add_argument("--mix-solutions", metavar="F", help="'unsolved' (worked solutions of never-solved items) or a fraction F of all items")
     p.add_argument("--concurrency", type=int, help="requests in flight (default 8 for openai:, 1 for local teachers)")
-    p.add_argument("--batch-size", type=int, help="conversations per sampler call (default 1 for openai:, 16 for local)")
+    p.add_argument("--batch-size", type=int, help="conversations per sampler call (default 1 for openai:, 256 for vllm:, 16 for hf:)")
     p.add_argument("--rps", type=float, help="requests per second limit")
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt estimate + max tokens, corrected by usage)")
     p.add_argument("--max-retries", type=int, help="openai: retries on 429/5xx/timeouts (backend default 6)")
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     config = DistillConfig(
         teacher=args.teacher, samples_per_item=args.samples_per_item, temperature=args.temperature, top_p=args.top_p,
         max_tokens=args.max_tokens, seed=args.seed, policy=args.policy, mix_solutions=args.mix_solutions,
-        concurrency=args.concurrency or (8 if remote else 1), batch_size=args.batch_size or (1 if remote else 16),
+        concurrency=args.concurrency or (8 if remote else 1),
+        batch_size=args.batch_size or (1 if remote else 256 if args.teacher.startswith("vllm:") else 16),
         rps=args.rps, tpm=args.tpm,
     )
     out = Path(args.out)
@@ -77,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     jobs = plan_jobs(items, config, teacher.render)
     cache = CompletionCache(args.cache or out / "cache.jsonl")
     started = time.monotonic()
-    with progress_bar(len(jobs), disable=args.no_progress) as update:
-        outcomes = run_jobs(teacher, jobs, cache, config, {item["id"]: item for item in items}, on_update=update)
-    cache.close()
+    try:
+        with progress_bar(len(jobs), disable=args.no_progress) as update:
+            outcomes = run_jobs(teacher, jobs, cache, config, {item["id"]: item for item in items}, on_update=update)
+    finally:
+        cache.close()  # everything finished so far is on disk: rerun to resume
     rows, rejects = assemble(items, jobs, outcomes, config)
     manifest = build_manifest(items, rows, rejects, config=asdict(config), data_path=str(args.data),
                               price_in=args.price_in, price_out=args.price_out)

@@ -16,9 +16,8 @@ import hashlib
 import json
 import random
 import re
-import threading
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -57,6 +56,13 @@ class DistillConfig:
     rps: float | None = None  # requests per second
     tpm: float | None = None  # tokens per minute (prompt estimate + max_tokens, corrected by usage)
 
+    def __post_init__(self) -> None:  # bad settings fail before any request is paid for
+        if self.policy not in POLICIES:
+            raise InputError(f"unknown policy {self.policy!r}; use one of {POLICIES}", field="policy")
+        if self.samples_per_item < 1 or self.concurrency < 1 or self.batch_size < 1 or self.max_tokens < 1:
+            raise InputError("samples-per-item, concurrency, batch-size and max-tokens must be >= 1", field="samples_per_item")
+        mix_fraction(self.mix_solutions)
+
     def params_dict(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens}
 
@@ -73,14 +79,13 @@ class Job:
 
 @dataclass
 class Progress:
-    """Live counters for the progress bar (updated under a lock by the worker threads)."""
+    """Live counters for the progress bar (updated on the event loop as samples finish)."""
 
     done: int = 0
     verified: int = 0
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def acceptance(self) -> float:
@@ -192,8 +197,14 @@ async def _run_jobs(teacher, jobs, cache, config, items_by_id, progress, on_upda
         if on_update:
             on_update(progress)
 
+    batches = iter(_batches(todo, config.batch_size))
+
+    async def worker() -> None:  # `concurrency` workers share one iterator: memory stays flat for any dataset size
+        for batch in batches:
+            await run_batch(batch)
+
     try:
-        await asyncio.gather(*(run_batch(batch) for batch in _batches(todo, config.batch_size)))
+        await asyncio.gather(*(worker() for _ in range(config.concurrency)))
     finally:
         await teacher.aclose()
     return outcomes
@@ -212,12 +223,11 @@ def _count(progress: Progress, item: dict[str, Any], record: dict[str, Any], *, 
     completion = record["completion"]
     record["verdict"] = judge(item, completion)
     verified = record["verdict"][0] == "verified"
-    with progress.lock:
-        progress.done += 1
-        progress.verified += verified
-        progress.cached += cached
-        progress.prompt_tokens += completion.get("prompt_tokens") or 0
-        progress.completion_tokens += completion.get("completion_tokens") or 0
+    progress.done += 1
+    progress.verified += verified
+    progress.cached += cached
+    progress.prompt_tokens += completion.get("prompt_tokens") or 0
+    progress.completion_tokens += completion.get("completion_tokens") or 0
     return record
 
 
@@ -309,6 +319,21 @@ def _provenance(item: dict[str, Any], job: Job, completion: dict[str, Any], conf
             **_meta(item)}
 
 
+def mix_fraction(spec: str | None) -> float | None:
+    """`--mix-solutions` as a fraction: None for "unsolved", 0.0 when off; anything else is an error."""
+    if spec in (None, ""):
+        return 0.0
+    if spec == "unsolved":
+        return None
+    try:
+        fraction = float(spec)
+    except ValueError:
+        fraction = -1.0
+    if not 0.0 <= fraction <= 1.0:
+        raise InputError(f"--mix-solutions {spec!r}: give 'unsolved' or a fraction in [0, 1]", field="mix_solutions")
+    return fraction
+
+
 def mix_solutions(unsolved: list[dict], solved: list[dict], config: DistillConfig) -> tuple[list[dict], list[dict]]:
     """Worked-solution rows: all never-solved items ("unsolved"), or round(F x all items), unsolved ones first.
 
@@ -316,20 +341,15 @@ def mix_solutions(unsolved: list[dict], solved: list[dict], config: DistillConfi
     reject, and the next candidate takes its place). Candidates are drawn in a seeded order.
     """
     spec = config.mix_solutions
-    if spec in (None, "", "0", "0.0"):
+    fraction = mix_fraction(spec)
+    if fraction == 0.0:
         return [], []
     rng = random.Random(config.seed)
     pool_unsolved = sorted(unsolved, key=lambda r: r["id"])
     rng.shuffle(pool_unsolved)
-    if spec == "unsolved":
+    if fraction is None:  # "unsolved"
         candidates, target = pool_unsolved, len(pool_unsolved)
     else:
-        try:
-            fraction = float(spec)
-        except ValueError:
-            fraction = -1.0
-        if not 0.0 < fraction <= 1.0:
-            raise InputError(f"--mix-solutions {spec!r}: give 'unsolved' or a fraction in (0, 1]", field="mix_solutions")
         target = round(fraction * (len(unsolved) + len(solved)))
         pool_solved = sorted(solved, key=lambda r: r["id"])
         rng.shuffle(pool_solved)

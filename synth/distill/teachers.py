@@ -53,6 +53,7 @@ class OpenAITeacher:
         self.sampler = sampler
         self.model_id = sampler.model_id
         self.concurrency = concurrency
+        self._jitter = random.Random(0)  # backoff jitter only: distinct per request so retries do not stampede
         self._clients: list = []
         self._slots: asyncio.Queue | None = self._open()  # clients are made up front, outside the timed run
 
@@ -79,13 +80,13 @@ class OpenAITeacher:
     async def generate(self, batch: list[Messages], params: GenerationParams, items: list[dict]) -> list[Completion]:
         if self._slots is None:
             self._slots = self._open()
-        return list(await asyncio.gather(*(self._one(i, m, params) for i, m in enumerate(batch))))
+        return list(await asyncio.gather(*(self._one(m, params) for m in batch)))
 
-    async def _one(self, index: int, messages: Messages, params: GenerationParams) -> Completion:
+    async def _one(self, messages: Messages, params: GenerationParams) -> Completion:
         client = await self._slots.get()
         try:
             body = self.sampler._body(messages, params, None)
-            return await self.sampler._request(client, body, random.Random(params.seed * 1_000_003 + index))
+            return await self.sampler._request(client, body, random.Random(self._jitter.getrandbits(64)))
         finally:
             self._slots.put_nowait(client)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -63,5 +64,7 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         one = measure(1, args.items_1, args.latency, Path(tmp))
         many = measure(32, args.items_32, args.latency, Path(tmp))
+    load = os.getloadavg()[0]
     print(f"latency {args.latency * 1000:.0f} ms/request: concurrency 1 -> {one:.1f} req/s, "
-          f"concurrency 32 -> {many:.1f} req/s; ratio {many / one:.1f}x (goal >= 25.6x, ideal 32x)")
+          f"concurrency 32 -> {many:.1f} req/s; ratio {many / one:.1f}x (goal >= 25.6x, ideal 32x); "
+          f"load average {load:.1f} on {os.cpu_count()} CPUs")

@@ -1,6 +1,6 @@
 """FinIndices scorer throughput: outputs scored per second (goal >= 50,000/s).
 
-    python tests/bench/scorer_speed.py [--n 20000]
+    python tests/bench/scorer_speed.py [--n 20000] [--data out/synth/test.jsonl]
 
 Scores the worked solutions of generated contract-4 rows (every answer format, both paradigms,
 deficiency items) plus the same solutions with a 1,000x unit slip, i.e. realistic final answers of
@@ -19,13 +19,15 @@ from eval_fixtures import make_rows  # noqa: E402
 
 from ledgerlm.evaluate.backends.oracle import scale_final_answer  # noqa: E402
 from ledgerlm.evaluate.finindices.scoring import score_response  # noqa: E402
+from ledgerlm.evaluate.runfiles import read_jsonl  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=20_000, help="outputs to score")
+    parser.add_argument("--data", help="a synthesized JSONL (e.g. from `ledgerlm synth`) instead of the test fixtures")
     args = parser.parse_args()
-    rows = make_rows(1000, seed=0)
+    rows = read_jsonl(args.data) if args.data else make_rows(1000, seed=0)
     pairs = [(r, r["solution"]) for r in rows] + [(r, scale_final_answer(r["solution"], r["answer_format"], 1000)) for r in rows]
     work = (pairs * (args.n // len(pairs) + 1))[: args.n]
     chars = sum(len(t) for _, t in work) / len(work)
