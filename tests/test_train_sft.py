@@ -147,3 +147,18 @@ def test_the_yaml_config_reads_with_cli_overrides(repo_root):
     assert training_args.assistant_only_loss and model_args.use_peft and model_args.lora_r == 4
     assert script_args.chat_template == "deepseek_v3_reasoning"
     json.dumps(training_args.to_dict())  # serialisable into checkpoints
+
+
+def test_merged_model_matches_the_adapter(run, tiny_dir, tmp_path):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from ledgerlm.train.checkpoints import merge_adapter
+
+    trainer, out, _ = run
+    merged = AutoModelForCausalLM.from_pretrained(merge_adapter(out, tmp_path / "merged")).eval()
+    assert not any("lora" in name for name, _ in merged.named_parameters())
+    adapter = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_dir), out).eval()
+    ids = trainer.processing_class("Gross margin 169,148 on net sales 383,285.", return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        assert torch.allclose(merged(ids).logits, adapter(ids).logits, atol=1e-4)

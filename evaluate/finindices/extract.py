@@ -13,7 +13,8 @@ with a regex extractor Φ(B). This module is Ψ and Φ:
 - `isolate_block`: the LAST block of the requested format — `<table>…</table>`, a ```json fence,
   or a tuple list (`[[…], …]`, fenced or bare). A block that was opened but never closed is absent.
 - `answer_span`: where the final answer of a `number` item sits — the last `\\boxed{}`, else the
-  line after the last `Final answer:` / `Answer:` / `答案：` marker, else the last non-empty line.
+  line after the last `Final answer:` / `Answer:` / `答案：` marker (its first number is the
+  answer), else the last non-empty line (its last number is the answer).
 """
 from __future__ import annotations
 
@@ -135,8 +136,12 @@ def answer_span(text: str) -> tuple[int, int, bool]:
                 if depth == 0:
                     return start, i, True
     last = None
-    for last in _MARKER.finditer(text):
+    tail = max(0, len(text) - 2000)  # the last marker is usually near the end: search there first
+    for last in _MARKER.finditer(text, tail):
         pass
+    if last is None and tail:
+        for last in _MARKER.finditer(text):
+            pass
     if last is not None:
         start = last.end()
         while start < len(text) and text[start] in " \t*\r\n":

@@ -22,7 +22,6 @@ Rules (one function, `score_response`, shared with distillation):
 from __future__ import annotations
 
 import functools
-import math
 import re
 from dataclasses import dataclass
 from typing import Any

@@ -55,8 +55,9 @@ class IndexValue:
     unit: str
     trace: list[dict]
     facts: list = field(default_factory=list)  # FactRef, in first-use order, deduplicated
-    reports: set[ReportKey] = field(default_factory=set)
+    reports: set[ReportKey] = field(default_factory=set)  # read from, or found a counted-as-zero line absent in
     scope: str = "consolidated"
+    absent: list[tuple[str, str]] = field(default_factory=list)  # (concept, report label) lines counted as 0
 
 
 _REGISTRY: Registry | None = None
@@ -88,8 +89,9 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         raise LedgerError(f"{where}: {err}") from None
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
-    reports = {parse_report(f.report) for f in ev.facts.values()}
-    return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports, scope)
+    reports = {parse_report(f.report) for f in ev.facts.values()} | {parse_report(r) for _, r in ev.absent}
+    return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
+                      scope, sorted(set(ev.absent)))
 
 
 def default_unit(result_kind: str) -> str:
@@ -121,6 +123,7 @@ class _Evaluator:
         self.store, self.company, self.scope, self.registry, self.index_id = store, company, scope, registry, index_id
         self.trace: list[dict] = []
         self.facts: dict[tuple, object] = {}
+        self.absent: list[tuple[str, str]] = []  # (concept, report) lines the report shows no value for
         self.memo: dict[tuple, float] = {}
         self.unit = ""
 
@@ -186,6 +189,8 @@ class _Evaluator:
             if err.missing:
                 raise  # a report is absent: still not derivable
             # the report is shown but has no such line (FactStore raises with missing=[]): it counts as 0
+            if err.concept and err.period:
+                self.absent.append((err.concept, err.period))
             return self._calc(node, p, basis, 0.0, f"{node.args[0]} is not shown in the {err.period} report: 0")
 
     def _name(self, name: str, p: Period, basis: str) -> float:

@@ -297,6 +297,34 @@ class FactStore:
         view._allowed = {c: {parse_report(r) for r in reps} for c, reps in allowed.items()}
         return view
 
+    def with_reported_values(self, company: str, values: dict[tuple[str, str, str], float], source: str = "prompt") -> "FactStore":
+        """A view of `company` that sees only `values` {(scope, concept, report label): value}, on this
+        store's fiscal calendar and units: e.g. the numbers parsed back out of a rendered prompt."""
+        company = self.resolve_company(company)
+        reports = {parse_report(r) for _, _, r in values}
+        view = self.restrict({company: reports})
+        currency = next((c.unit for k, c in self._cells.items() if k[0] == company and "/" not in c.unit and c.unit.lower() != "shares"), "")
+        cells = {}
+        for (scope, concept, report), value in values.items():
+            key = (company, scope, concept, parse_report(report))
+            original = self._cells.get(key)
+            unit = original.unit if original is not None else currency
+            cells[key] = _Cell(float(value), unit, source, concept, "", original.statement if original else "", "")
+        view._cells = cells
+        view._quarter_reported = {}
+        for cached in ("_report_index", "_by_company"):
+            view.__dict__.pop(cached, None)
+        return view
+
+    def _company_cells(self, company: str) -> dict[tuple[str, str, ReportKey], "_Cell"]:
+        """{(scope, concept, report): cell} for one company (indexed once; the scans are hot in synth)."""
+        if "_by_company" not in self.__dict__:
+            index: dict[str, dict] = {}
+            for (c, scope, concept, report), cell in self._cells.items():
+                index.setdefault(c, {})[(scope, concept, report)] = cell
+            self._by_company = index
+        return self._by_company.get(company, {})
+
     def _visible(self, company: str, report: ReportKey) -> bool:
         return self._allowed is None or report in self._allowed.get(company, set())
 
@@ -337,12 +365,12 @@ class FactStore:
 
     def reports(self, company: str, scope: str = "consolidated") -> list[ReportKey]:
         company = self.resolve_company(company)
-        keys = {k[3] for k in self._cells if k[0] == company and k[1] == scope}
+        keys = {k[2] for k in self._company_cells(company) if k[0] == scope}
         return sorted(k for k in keys if self._visible(company, k))
 
     def scopes(self, company: str) -> list[str]:
         company = self.resolve_company(company)
-        return sorted({k[1] for k in self._cells if k[0] == company})
+        return sorted({k[0] for k in self._company_cells(company)})
 
     def _has_report(self, company: str, report: ReportKey, scope: str, statement: str = "") -> bool:
         """Does the data hold this report's `statement` (any statement when unknown)?"""
@@ -360,7 +388,7 @@ class FactStore:
 
     def concepts(self, company: str, scope: str = "consolidated") -> list[str]:
         company = self.resolve_company(company)
-        return sorted({k[2] for k in self._cells if k[0] == company and k[1] == scope and self._visible(company, k[3])})
+        return sorted({k[1] for k in self._company_cells(company) if k[0] == scope and self._visible(company, k[2])})
 
     # -- raw reported values ---------------------------------------------------------------------
     def reported(self, company: str, concept: str, report: ReportKey | str, scope: str = "consolidated") -> FactRef:
@@ -509,20 +537,17 @@ class FactStore:
         return self.statement(company, parse_report(report).period, statement, scope)
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
-        present = [k[2] for k in self._cells if k[0] == company and k[1] == scope]
-        seen, ordered = set(), []
+        cells = self._company_cells(company)
+        present = sorted({k[1] for k in cells if k[0] == scope})
         try:
-            from ledgerlm.synth.statements.taxonomy import concept_order
+            from ledgerlm.synth.statements.taxonomy import concepts as concept_order
             order = {c: i for i, c in enumerate(concept_order())}
         except Exception:
             order = {}
+        reported_statement = {k[1]: c.statement for k, c in cells.items() if k[0] == scope and c.statement}
+        ordered = []
         for concept in present:
-            if concept in seen:
-                continue
-            seen.add(concept)
-            stmt, _ = _concept_meta(concept)
-            if not stmt:
-                stmt = next((c.statement for k, c in self._cells.items() if k[0] == company and k[2] == concept and c.statement), "")
+            stmt = _concept_meta(concept)[0] or reported_statement.get(concept, "")
             if stmt == statement:
                 ordered.append(concept)
         return sorted(ordered, key=lambda c: (order.get(c, len(order)), c))

@@ -133,7 +133,8 @@ def main() -> None:
 
     rows = read_rows(args.data, "train")[: args.rows]
     tokenizer = build_tokenizer()
-    lengths = [len(tokenizer.apply_chat_template(r["messages"], tokenize=True)) for r in rows]
+    lengths = [len(tokenizer(tokenizer.apply_chat_template(r["messages"], tokenize=False), add_special_tokens=False)["input_ids"])
+               for r in rows]
     print(f"rows {len(rows)} from {args.data}: tokens mean {statistics.mean(lengths):.0f}, median "
           f"{statistics.median(lengths):.0f}, max {max(lengths)}; {sum(n > args.max_length for n in lengths)} rows over "
           f"max_length {args.max_length} are truncated")
