@@ -1,29 +1,52 @@
-"""`ledgerlm compare RUN_A RUN_B`: paired accuracy deltas (B − A) with significance.
+"""`ledgerlm compare RUN_A RUN_B`: paired deltas (B − A) with significance, for accuracies or losses.
 
     ledgerlm compare runs/before runs/after --out runs/after/compare.md
 
-Samples are paired by `id` (only ids present in both runs count; the rest are reported). For the
-whole set, each paradigm × hint, and each paradigm × axis × hint: n, accuracy of A and B, the
-delta with a paired bootstrap 95% CI (items resampled, pairs kept together) and McNemar's exact
-p-value (binomial test on the discordant pairs). A markdown table goes to stdout and to `--out`
-(default: RUN_B/compare_vs_<name of A>.md); `--json` writes the same numbers as JSON.
+Samples are paired by `id` (only ids present in both runs count; the rest are reported). What
+`score` means comes from each run's results.json: `"score_kind": "binary"` (the default when absent;
+FinIndices) or `"loss"` (EPSBench PDE, MacroLens primary losses; `"score_name"` names it,
+`"group_by"` lists the sample fields to group by, `"score_aggregate"` folds repeated ids, e.g.
+EPSBench's runs s1..s3, into one score per instance: median, null counting as +inf).
+- binary: for the whole set, each paradigm × hint, and each paradigm × axis × hint: n, accuracy of
+  A and B, the delta with a paired bootstrap 95% CI (items resampled, pairs kept together) and
+  McNemar's exact p-value (binomial test on the discordant pairs).
+- loss (lower is better): the mean and median of B − A with paired bootstrap 95% CIs and the
+  Wilcoxon signed-rank p-value. Null scores (format failures) are counted per side; pairs where
+  either side is null are left out of the statistics and listed.
+A markdown table goes to stdout and to `--out` (default: RUN_B/compare_vs_<name of A>.md);
+`--json` writes the same numbers as JSON.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
+from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.runfiles import atomic_write_text, read_run
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, *, by: Sequence[str] = ("paradigm", "axis", "hint"),
-                 n_boot: int = stats.N_BOOT, seed: int = 0, metric: str = "score") -> dict[str, Any]:
-    """Paired comparison of two run folders (see module docstring)."""
-    _, samples_a = read_run(run_a)
-    _, samples_b = read_run(run_b)
+BINARY_GROUP_BY = ("paradigm", "axis", "hint")
+KINDS = ("binary", "loss")
+LISTED_EXCLUSIONS = 50  # excluded pairs named in the markdown (all of them are in the JSON)
+
+
+def compare_runs(run_a: str | Path, run_b: str | Path, *, by: Sequence[str] | None = None,
+                 n_boot: int = stats.N_BOOT, seed: int = 0, metric: str = "score", kind: str | None = None) -> dict[str, Any]:
+    """Paired comparison of two run folders (see module docstring); `kind` overrides the runs' score_kind."""
+    results_a, samples_a = read_run(run_a)
+    results_b, samples_b = read_run(run_b)
+    kind = score_kind(results_a, results_b, run_a, run_b, metric, kind)
+    if kind == "loss":
+        return _compare_losses(run_a, run_b, results_a, results_b, samples_a, samples_b, by, n_boot, seed, metric)
+    by = BINARY_GROUP_BY if by is None else by
+    _check_binary(run_a, samples_a, metric)
+    _check_binary(run_b, samples_b, metric)
     a = {s["id"]: s for s in samples_a}
     b = {s["id"]: s for s in samples_b}
     ids = [i for i in a if i in b]
@@ -35,8 +58,100 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, by: Sequence[str] = ("
             groups.setdefault(tuple(b[i].get(k, a[i].get(k)) for k in keys), []).append(i)
         for group in sorted(groups, key=lambda g: tuple(str(x) for x in g)):
             rows.append(_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed, metric))
-    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "n_paired": len(ids),
+    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "score_kind": "binary", "n_paired": len(ids),
             "only_a": len(a) - len(ids), "only_b": len(b) - len(ids), "rows": rows}
+
+
+def score_kind(results_a: dict, results_b: dict, run_a: Any, run_b: Any, metric: str = "score", kind: str | None = None) -> str:
+    """"binary" or "loss": `kind` when given, else what both results.json declare (undeclared = binary)."""
+    if kind is not None:
+        if kind not in KINDS:
+            raise InputError(f"score kind must be one of {KINDS}, got {kind!r}", field="kind")
+        return kind
+    if metric != "score":
+        return "binary"
+    declared = (results_a.get("score_kind"), results_b.get("score_kind"))
+    if declared[0] != declared[1]:
+        raise InputError(f"runs disagree on score_kind: {run_a} declares {declared[0]!r}, {run_b} declares {declared[1]!r} "
+                         "(compare runs of one benchmark, or pass --kind)", path=str(run_b), field="score_kind")
+    found = declared[0] or "binary"
+    if found not in KINDS:
+        raise InputError(f"unknown score_kind {found!r} (expected one of {KINDS})", path=str(run_a), field="score_kind")
+    return found
+
+
+def _check_binary(run: Any, samples: list[dict], metric: str) -> None:
+    for s in samples:
+        value = s.get(metric)
+        if value is not None and value not in (0, 1):
+            raise InputError(f"sample {s.get('id')!r} has {metric} = {value!r}, not 0/1; a loss-scored run must declare "
+                             '"score_kind": "loss" in results.json (or pass --kind loss)', path=str(run), field=metric)
+
+
+def _loss_value(value: Any) -> float | None:
+    """A finite loss, or None for a format failure (null, NaN, ±inf, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _per_instance(samples: list[dict], metric: str, aggregate: str) -> dict[str, dict]:
+    """id -> {"score": loss or None, "rows": k, "fields": first row}; repeated ids fold by `aggregate` (null = +inf)."""
+    grouped: dict[str, list[dict]] = {}
+    for s in samples:
+        grouped.setdefault(str(s["id"]), []).append(s)
+    fold = stats.STATISTICS.get(aggregate)
+    if fold is None:
+        raise InputError(f"score_aggregate must be one of {sorted(stats.STATISTICS)}, got {aggregate!r}", field="score_aggregate")
+    out = {}
+    for iid, rows in grouped.items():
+        values = [_loss_value(r.get(metric)) for r in rows]
+        folded = float(fold([math.inf if v is None else v for v in values]))
+        out[iid] = {"score": folded if math.isfinite(folded) else None, "rows": len(rows), "null_rows": values.count(None), "fields": rows[0]}
+    return out
+
+
+def _compare_losses(run_a, run_b, results_a: dict, results_b: dict, samples_a: list[dict], samples_b: list[dict],
+                    by: Sequence[str] | None, n_boot: int, seed: int, metric: str) -> dict[str, Any]:
+    aggregate = results_b.get("score_aggregate") or results_a.get("score_aggregate") or "median"
+    a, b = _per_instance(samples_a, metric, aggregate), _per_instance(samples_b, metric, aggregate)
+    ids = [i for i in a if i in b]
+    if by is None:
+        by = results_b.get("group_by", results_a.get("group_by", []))
+    by = [k for k in by if any(k in a[i]["fields"] or k in b[i]["fields"] for i in ids)]
+    rows = [_loss_row({}, ids, a, b, n_boot, seed)]
+    for depth in range(1, len(by) + 1):  # e.g. task, then task × level
+        keys = tuple(by[:depth])
+        groups: dict[tuple, list[str]] = {}
+        for i in ids:
+            groups.setdefault(tuple(b[i]["fields"].get(k, a[i]["fields"].get(k)) for k in keys), []).append(i)
+        for group in sorted(groups, key=lambda g: tuple(str(x) for x in g)):
+            rows.append(_loss_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed))
+    side = lambda d: {"samples": sum(v["rows"] for v in d.values()), "null_samples": sum(v["null_rows"] for v in d.values()),  # noqa: E731
+                      "instances": len(d), "null_instances": sum(v["score"] is None for v in d.values())}
+    excluded = [{"id": i, "a": a[i]["score"], "b": b[i]["score"]} for i in ids if a[i]["score"] is None or b[i]["score"] is None]
+    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "score_kind": "loss",
+            "score_name": results_b.get("score_name") or results_a.get("score_name") or metric, "score_aggregate": aggregate,
+            "lower_is_better": True, "n_paired": len(ids), "only_a": len(a) - len(ids), "only_b": len(b) - len(ids),
+            "format_failures": {"a": side(a), "b": side(b)}, "excluded_pairs": excluded, "rows": rows}
+
+
+def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int) -> dict[str, Any]:
+    used = [i for i in ids if a[i]["score"] is not None and b[i]["score"] is not None]
+    xa = np.array([a[i]["score"] for i in used], dtype=float)
+    xb = np.array([b[i]["score"] for i in used], dtype=float)
+    mean = stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed)
+    median = stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed, statistic="median")
+    statistic, p_value = stats.wilcoxon_signed_rank(xa, xb) if used else (float("nan"), float("nan"))
+    nan = float("nan")
+    return {"group": group, "n": len(ids), "n_used": len(used),
+            "null_a": sum(a[i]["score"] is None for i in ids), "null_b": sum(b[i]["score"] is None for i in ids),
+            "mean_a": float(xa.mean()) if used else nan, "mean_b": float(xb.mean()) if used else nan,
+            "median_a": float(np.median(xa)) if used else nan, "median_b": float(np.median(xb)) if used else nan,
+            "delta": mean.value, "ci_low": mean.ci_low, "ci_high": mean.ci_high,
+            "median_delta": median.value, "median_ci_low": median.ci_low, "median_ci_high": median.ci_high,
+            "p_value": p_value, "wilcoxon_statistic": statistic,
+            "b_lower": int((xb < xa).sum()), "b_higher": int((xb > xa).sum()), "ties": int((xb == xa).sum())}
 
 
 def _row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, metric: str) -> dict[str, Any]:
@@ -50,6 +165,8 @@ def _row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, 
 
 
 def to_markdown(result: dict[str, Any]) -> str:
+    if result.get("score_kind") == "loss":
+        return _loss_markdown(result)
     lines = [f"# {result['metric']}: {result['run_b']} vs {result['run_a']}", "",
              f"{result['n_paired']} paired samples (only in A: {result['only_a']}, only in B: {result['only_b']}). "
              "Δ = B − A; 95% CI by paired bootstrap; p by McNemar's exact test. "
@@ -62,18 +179,51 @@ def to_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _loss_markdown(result: dict[str, Any]) -> str:
+    fa, fb = result["format_failures"]["a"], result["format_failures"]["b"]
+    g = lambda v: f"{v:.4g}"  # noqa: E731
+    ci = lambda lo, hi: f"[{lo:+.4g}, {hi:+.4g}]"  # noqa: E731
+    lines = [f"# {result['score_name']} (lower is better): {result['run_b']} vs {result['run_a']}", "",
+             f"{result['n_paired']} paired instances (only in A: {result['only_a']}, only in B: {result['only_b']}); "
+             f"repeated ids folded by {result['score_aggregate']}. **Lower is better**: Δ = B − A, negative = B better. "
+             "95% CIs by paired bootstrap over instances; p by the Wilcoxon signed-rank test. "
+             f"Format failures (null score): A {fa['null_samples']} of {fa['samples']} samples ({fa['null_instances']} of {fa['instances']} instances), "
+             f"B {fb['null_samples']} of {fb['samples']} samples ({fb['null_instances']} of {fb['instances']} instances); "
+             f"{len(result['excluded_pairs'])} pairs with a null side are left out of the statistics (`used` counts the rest).", "",
+             "| group | n | used | null A | null B | A mean | B mean | Δ mean | 95% CI | A median | B median | Δ median | 95% CI | p | B lower | B higher |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|"]
+    for r in result["rows"]:
+        name = " · ".join(f"{k}={v}" for k, v in r["group"].items()) or "**all**"
+        lines.append(f"| {name} | {r['n']} | {r['n_used']} | {r['null_a']} | {r['null_b']} | {g(r['mean_a'])} | {g(r['mean_b'])} | "
+                     f"{r['delta']:+.4g} | {ci(r['ci_low'], r['ci_high'])} | {g(r['median_a'])} | {g(r['median_b'])} | "
+                     f"{r['median_delta']:+.4g} | {ci(r['median_ci_low'], r['median_ci_high'])} | {r['p_value']:.3g} | {r['b_lower']} | {r['b_higher']} |")
+    if result["excluded_pairs"]:
+        shown = result["excluded_pairs"][:LISTED_EXCLUSIONS]
+        lines += ["", "Excluded pairs (null score = format failure): " + ", ".join(
+            f"{e['id']} ({_null_sides(e)} null)"
+            for e in shown) + (f", … and {len(result['excluded_pairs']) - len(shown)} more (see --json)" if len(result["excluded_pairs"]) > len(shown) else "")]
+    return "\n".join(lines) + "\n"
+
+
+def _null_sides(pair: dict) -> str:
+    return " and ".join(side.upper() for side in ("a", "b") if pair[side] is None)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ledgerlm compare", description=__doc__.splitlines()[0])
     parser.add_argument("run_a", help="baseline run folder (e.g. before training)")
     parser.add_argument("run_b", help="candidate run folder (e.g. after training)")
     parser.add_argument("--out", help="markdown file (default RUN_B/compare_vs_<A>.md)")
     parser.add_argument("--json", help="also write the numbers as JSON here")
-    parser.add_argument("--by", default="paradigm,axis,hint", help="sample fields to group by, comma-separated")
-    parser.add_argument("--metric", default="score", help="0/1 field of samples.jsonl: score | positional")
+    parser.add_argument("--by", default=None, help="sample fields to group by, comma-separated "
+                        "(default: results.json group_by for losses, paradigm,axis,hint for accuracies)")
+    parser.add_argument("--metric", default="score", help="field of samples.jsonl: score | positional (0/1)")
+    parser.add_argument("--kind", choices=KINDS, default=None, help="override the runs' declared score_kind")
     parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    result = compare_runs(args.run_a, args.run_b, by=[k for k in args.by.split(",") if k], n_boot=args.n_boot, seed=args.seed, metric=args.metric)
+    by = None if args.by is None else [k for k in args.by.split(",") if k]
+    result = compare_runs(args.run_a, args.run_b, by=by, n_boot=args.n_boot, seed=args.seed, metric=args.metric, kind=args.kind)
     markdown = to_markdown(result)
     print(markdown, end="")
     atomic_write_text(args.out or Path(args.run_b) / f"compare_vs_{Path(args.run_a).name}.md", markdown)

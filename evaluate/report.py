@@ -8,6 +8,10 @@ Plots (matplotlib, Agg backend, one PNG each):
 - `single_vs_table.png`: accuracy per paradigm × hint for each run — the paper's Table 3.
 - `deltas.png` (two or more runs): each later run minus the first, per paradigm × hint, with
   paired bootstrap CIs (McNemar p in the markdown).
+Runs whose results.json declare `"score_kind": "loss"` (EPSBench, MacroLens; lower is better) get
+instead a summary of the loss (mean with 95% bootstrap CI, median, format failures), `losses.png`
+(mean loss per group of the runs' `group_by` fields, one panel per value of the first) and
+`deltas.png` of the mean loss difference (Wilcoxon p in the markdown; see `ledgerlm compare`).
 """
 from __future__ import annotations
 
@@ -19,9 +23,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from ledgerlm.evaluate import stats  # noqa: E402
-from ledgerlm.evaluate.compare import compare_runs, to_markdown  # noqa: E402
+from ledgerlm.evaluate.compare import _loss_value, compare_runs, score_kind, to_markdown  # noqa: E402
 from ledgerlm.evaluate.runfiles import atomic_write_text, read_run  # noqa: E402
 
 HINT_LABEL = {True: "with hint", False: "no hint", None: "hint n/a"}
@@ -36,13 +41,21 @@ def main(argv: list[str]) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = [(Path(r).name, *read_run(r)) for r in args.runs]
+    kind = score_kind(runs[0][1], runs[0][1], args.runs[0], args.runs[0])
+    for path, (_, results, _) in zip(args.runs[1:], runs[1:]):
+        score_kind(runs[0][1], results, args.runs[0], path)  # all runs must score the same way
     sections = [f"# Evaluation report: {', '.join(name for name, _, _ in runs)}", ""]
-    sections += _summary_table(runs, args.n_boot)
-    plot_hint_vs_nohint(runs, out / "hint_vs_nohint.png", args.n_boot)
-    plot_single_vs_table(runs, out / "single_vs_table.png", args.n_boot)
-    sections += ["", "![hint vs no hint](hint_vs_nohint.png)", "", "![single vs table](single_vs_table.png)", ""]
+    if kind == "loss":
+        sections += _loss_summary_table(runs, args.n_boot)
+        plot_losses(runs, out / "losses.png", args.n_boot)
+        sections += ["", "![losses](losses.png)", ""]
+    else:
+        sections += _summary_table(runs, args.n_boot)
+        plot_hint_vs_nohint(runs, out / "hint_vs_nohint.png", args.n_boot)
+        plot_single_vs_table(runs, out / "single_vs_table.png", args.n_boot)
+        sections += ["", "![hint vs no hint](hint_vs_nohint.png)", "", "![single vs table](single_vs_table.png)", ""]
     if len(runs) > 1:
-        comparisons = [compare_runs(args.runs[0], r, by=("paradigm", "axis", "hint"), n_boot=args.n_boot) for r in args.runs[1:]]
+        comparisons = [compare_runs(args.runs[0], r, n_boot=args.n_boot) for r in args.runs[1:]]
         plot_deltas(comparisons, [name for name, _, _ in runs], out / "deltas.png")
         sections += ["![deltas](deltas.png)", ""] + [to_markdown(c) for c in comparisons]
     atomic_write_text(out / "report.md", "\n".join(sections) + "\n")
@@ -66,6 +79,49 @@ def _summary_table(runs: list, n_boot: int) -> list[str]:
                      f"{positional:.1%} | {m.get('parse_failure_rate', 0):.1%} | {m.get('format_failure_rate', 0):.1%} | "
                      f"{results.get('tokens', {}).get('completion', 0)} | {results.get('time', {}).get('wall_s', 0):.1f} |")
     return lines
+
+
+def _losses(samples: list[dict], **where: Any) -> list[float]:
+    return [v for s in samples if all(s.get(k) == w for k, w in where.items()) if (v := _loss_value(s.get("score"))) is not None]
+
+
+def _loss_summary_table(runs: list, n_boot: int) -> list[str]:
+    name = runs[0][1].get("score_name") or "score"
+    lines = [f"Score: {name}, **lower is better**; format failures are samples with a null score (left out of the mean).", "",
+             f"| run | model | n | format failures | mean {name} [95% CI] | median | time (s) |", "|---|---|---:|---:|---|---:|---:|"]
+    for run, results, samples in runs:
+        values = _losses(samples)
+        est = stats.bootstrap_ci(values, n_boot=n_boot)
+        median = float(np.median(values)) if values else float("nan")
+        lines.append(f"| {run} | {results.get('model')} | {len(samples)} | {len(samples) - len(values)} | "
+                     f"{est.value:.4g} [{est.ci_low:.4g}, {est.ci_high:.4g}] | {median:.4g} | {results.get('time', {}).get('wall_s', 0):.1f} |")
+    return lines
+
+
+def plot_losses(runs: list, path: Path, n_boot: int) -> None:
+    """Mean loss with 95% bootstrap CIs per group; one panel per value of the first group_by field (scales differ by task)."""
+    by = list(runs[-1][1].get("group_by") or [])
+    by = [k for k in by if any(k in s for _, _, ss in runs for s in ss)]
+    panel_key, bar_keys = (by[0], by[1:]) if by else (None, [])
+    panels_of = sorted({s.get(panel_key) for _, _, ss in runs for s in ss}, key=str) if panel_key else [None]
+    fig, panels = plt.subplots(1, len(panels_of), figsize=(max(5, 4 * len(panels_of)), 4.5), squeeze=False)
+    colors = plt.get_cmap("tab10").colors
+    width = 0.8 / len(runs)
+    for ax, value in zip(panels[0], panels_of):
+        where = {panel_key: value} if panel_key else {}
+        bars = sorted({tuple(s.get(k) for k in bar_keys) for _, _, ss in runs for s in ss if all(s.get(k) == v for k, v in where.items())}, key=str)
+        for r, (name, _, samples) in enumerate(runs):
+            estimates = [stats.bootstrap_ci(_losses(samples, **where, **dict(zip(bar_keys, bar))), n_boot=n_boot) for bar in bars]
+            _bars(ax, [x - 0.4 + width * (r + 0.5) for x in range(len(bars))], estimates, width, name, colors[r % 10])
+        ax.set_xticks(range(len(bars)), [" ".join(str(v) for v in bar) or "all" for bar in bars])
+        ax.set_title(f"{panel_key}={value}" if panel_key else "all instances")
+        ax.set_ylabel(f"mean {runs[0][1].get('score_name') or 'score'} (lower is better)")
+        ax.grid(axis="y", alpha=0.3)
+    panels[0][0].legend(fontsize=8)
+    fig.suptitle("Mean loss per group (95% bootstrap CI; lower is better)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _bars(ax, centers, estimates, width, label, color):
@@ -120,22 +176,25 @@ def plot_single_vs_table(runs: list, path: Path, n_boot: int) -> None:
 
 
 def plot_deltas(comparisons: list[dict], names: list[str], path: Path) -> None:
-    shown = [[row for row in c["rows"] if len(row["group"]) <= 2] for c in comparisons]  # overall + paradigm × hint
+    loss = comparisons[0].get("score_kind") == "loss"
+    scale = 1 if loss else 100  # losses in their own unit, accuracies in points
+    shown = [[row for row in c["rows"] if len(row["group"]) <= (1 if loss else 2)] for c in comparisons]  # overall + first level
     fig, ax = plt.subplots(figsize=(9, 1.6 + 0.4 * sum(map(len, shown))))
     labels, y = [], 0
     colors = plt.get_cmap("tab10").colors
     for k, rows in enumerate(shown):
         for row in rows:
-            delta = 100 * row["delta"]
-            err = [[max(0.0, delta - 100 * row["ci_low"])], [max(0.0, 100 * row["ci_high"] - delta)]]
+            delta = scale * row["delta"]
+            err = [[max(0.0, delta - scale * row["ci_low"])], [max(0.0, scale * row["ci_high"] - delta)]]
             ax.errorbar([delta], [y], xerr=err, fmt="o", color=colors[(k + 1) % 10], capsize=4)
             group = ", ".join(f"{v if k2 != 'hint' else HINT_LABEL.get(v, v)}" for k2, v in row["group"].items()) or "all"
-            labels.append(f"{names[k + 1]} − {names[0]}: {group} (n={row['n']}, p={row['p_value']:.2g})")
+            labels.append(f"{names[k + 1]} − {names[0]}: {group} (n={row.get('n_used', row['n'])}, p={row['p_value']:.2g})")
             y += 1
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("accuracy delta (points), paired bootstrap 95% CI")
+    ax.set_xlabel(f"mean {comparisons[0]['score_name']} delta (lower is better), paired bootstrap 95% CI" if loss
+                  else "accuracy delta (points), paired bootstrap 95% CI")
     ax.grid(axis="x", alpha=0.3)
     ax.set_title("Before/after deltas")
     fig.tight_layout()

@@ -102,13 +102,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def stub_server(**kwargs):
-    """tests/openai_stub_server.StubServer with Nagle's algorithm off on its sockets.
-
-    The stub writes headers and body in two sends; with Nagle on, the client's delayed ACK stalls
-    every keep-alive reply by ~40 ms, which would swamp the latencies the tests and bench script.
-    """
+    """A tests/openai_stub_server.StubServer (its handler turns Nagle's algorithm off itself)."""
     from openai_stub_server import StubServer
 
-    server = StubServer(**kwargs)
-    server._httpd.RequestHandlerClass.disable_nagle_algorithm = True
-    return server
+    return StubServer(**kwargs)

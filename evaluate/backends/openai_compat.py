@@ -3,21 +3,28 @@
     OPENAI_API_KEY=... ledgerlm eval --benchmark finindices --model openai:gpt-4o-mini --data runs/data --out runs/g4m
     ledgerlm eval --benchmark finindices --model openai:Qwen/Qwen3-8B --base-url http://127.0.0.1:8000/v1 ...
 
-Requests run concurrently (asyncio + httpx, at most `concurrency` in flight). Only 429, 5xx,
-timeouts and dropped connections are retried, with exponential backoff and jitter; a
-`Retry-After` header, when sent, sets the wait. The API key comes from the environment variable
-`api_key_env` (default OPENAI_API_KEY) and never appears in logs or errors. Native `tool_calls`
-and `reasoning_content` (or `reasoning`) are returned on the Completion.
+Requests run concurrently (asyncio + httpx, at most `concurrency` in flight, spread over small
+clients of CONNECTIONS_PER_CLIENT connections). Only 429, 5xx, timeouts and dropped connections are
+retried, with exponential backoff and jitter; a `Retry-After` header, when sent, sets the wait. The
+API key comes from the environment variable `api_key_env` (default OPENAI_API_KEY) and never
+appears in logs or errors. Native `tool_calls` and `reasoning_content` (or `reasoning`) are returned on the Completion.
+
+Callers with their own event loop (distillation) use the single-request path directly:
+    slots = sampler.open_slots(32)
+    async with slots.client() as client:
+        completion = await sampler.request(client, messages, params, random.Random(seed))
+    await slots.aclose()
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import os
 import random
 import time
-from typing import Any
+from typing import Any, AsyncIterator
 
 import httpx
 
@@ -26,6 +33,30 @@ from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
 log = logging.getLogger(__name__)
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+CONNECTIONS_PER_CLIENT = 4  # httpcore scans a client's whole pool on every event: keep pools small
+
+
+class ClientSlots:
+    """In-flight slots spread over several small keep-alive clients: `async with slots.client() as c:`."""
+
+    def __init__(self, clients: list[tuple[httpx.AsyncClient, int]]):
+        self.clients = [client for client, _ in clients]
+        self._free: asyncio.Queue = asyncio.Queue()
+        for client, size in clients:
+            for _ in range(size):
+                self._free.put_nowait(client)
+
+    @contextlib.asynccontextmanager
+    async def client(self) -> AsyncIterator[httpx.AsyncClient]:
+        client = await self._free.get()
+        try:
+            yield client
+        finally:
+            self._free.put_nowait(client)
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
 
 
 class OpenAISampler:
@@ -44,18 +75,32 @@ class OpenAISampler:
         return asyncio.run(self._generate_all(batch, params, tools))
 
     async def _generate_all(self, batch: list[Messages], params: GenerationParams, tools: list[dict] | None) -> list[Completion]:
-        key = os.environ.get(self.api_key_env)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        gate = asyncio.Semaphore(self.concurrency)
-        async with httpx.AsyncClient(headers=headers, timeout=self.timeout, limits=limits) as client:
+        slots = self.open_slots(self.concurrency)
+        try:
             async def one(index: int, messages: Messages) -> Completion:
-                async with gate:
-                    return await self._request(client, self._body(messages, params, tools), random.Random(params.seed * 1_000_003 + index))
+                async with slots.client() as client:
+                    return await self.request(client, messages, params, random.Random(params.seed * 1_000_003 + index), tools=tools)
 
             return list(await asyncio.gather(*(one(i, m) for i, m in enumerate(batch))))
+        finally:
+            await slots.aclose()
 
-    def _body(self, messages: Messages, params: GenerationParams, tools: list[dict] | None) -> dict[str, Any]:
+    def make_client(self, connections: int, *, verify: Any = True) -> httpx.AsyncClient:
+        """One keep-alive client of at most `connections` connections, with the API key header."""
+        key = os.environ.get(self.api_key_env)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        return httpx.AsyncClient(headers=headers, timeout=self.timeout, limits=limits, verify=verify)
+
+    def open_slots(self, concurrency: int) -> "ClientSlots":
+        """`concurrency` in-flight slots over small clients (CONNECTIONS_PER_CLIENT each, one shared SSL context)."""
+        ssl_context = httpx.create_ssl_context()
+        per = CONNECTIONS_PER_CLIENT
+        sizes = [min(per, concurrency - start) for start in range(0, concurrency, per)]
+        return ClientSlots([(self.make_client(size, verify=ssl_context), size) for size in sizes])
+
+    def body(self, messages: Messages, params: GenerationParams, tools: list[dict] | None = None) -> dict[str, Any]:
+        """The JSON body of one chat-completions request."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": params.max_tokens,
                                 "temperature": params.temperature, "top_p": params.top_p, "seed": params.seed}
         if params.stop:
@@ -64,7 +109,12 @@ class OpenAISampler:
             body["tools"] = tools
         return body
 
-    async def _request(self, client: httpx.AsyncClient, body: dict[str, Any], rng: random.Random) -> Completion:
+    async def request(self, client: httpx.AsyncClient, messages: Messages, params: GenerationParams, rng: random.Random,
+                      *, tools: list[dict] | None = None) -> Completion:
+        """One conversation -> one Completion on `client`, with the retry policy above (`rng`: backoff jitter)."""
+        return await self._post(client, self.body(messages, params, tools), rng)
+
+    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any], rng: random.Random) -> Completion:
         last_error = ""
         for attempt in range(self.max_retries + 1):
             retry_after = None

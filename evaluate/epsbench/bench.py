@@ -121,6 +121,8 @@ def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: boo
     results, rows = score_records(release, iter_records(predictions), flags, exclude_flagged=exclude_flagged, seed=seed)
     results["config"] = {**config, "release": str(release.root), "exclude_flagged": exclude_flagged, "seed": seed}
     results["score_direction"] = "lower is better (score = PDE, a fraction of price)"
+    # for `ledgerlm compare/report`: score is a loss; runs s1..sN of an instance fold by median (null = +inf)
+    results.update(score_kind="loss", score_name="PDE", score_aggregate="median", group_by=[])
     write_run(out, results, [sample_row(row) for row in rows])  # atomic; results.json last
     pct = lambda v: "n/a" if v is None else f"{100 * v:.3f}%"  # noqa: E731
     print(f"epsbench: {results['n_records']} records, {results['n_instances']} instances, median PDE {pct(results['pde_median'])}, "

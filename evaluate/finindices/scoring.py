@@ -59,32 +59,69 @@ def precision_key(value: float, decimals: int) -> int | None:
 _POW10 = [10.0**k for k in range(16)]
 
 
+def _keys(values: list[float], decimals: int) -> list[int | None]:
+    """`[precision_key(v, decimals) for v in values]`, inlined (the same float operations)."""
+    if not 0 <= decimals < 16:
+        return [precision_key(v, decimals) for v in values]
+    scale = _POW10[decimals]
+    out = []
+    for value in values:
+        if value >= 0:
+            scaled = value * scale
+            out.append(int(scaled * (1 + 1e-12) + 0.5) if scaled <= 1e300 else None)
+        else:
+            scaled = -value * scale
+            out.append(-int(scaled * (1 + 1e-12) + 0.5) if scaled <= 1e300 else None)
+    return out
+
+
 def score_response(sample: dict, response_text: str | None) -> ScoreResult:
     """Score one raw model output against one Contract-4 sample row."""
-    answer_text, _ = split_reasoning(response_text)
-    if answer_text is None:
-        return ScoreResult(0, 0, None, "unterminated_think")
+    text = response_text or ""
+    if "<" in text and ("k>" in text or "K>" in text):  # a <think> or </think> tag may be there
+        answer_text, _ = split_reasoning(text)
+        if answer_text is None:
+            return ScoreResult(0, 0, None, "unterminated_think")
+    else:
+        answer_text = text.strip()  # what split_reasoning returns without think tags
     if not answer_text:
         return ScoreResult(0, 0, None, "empty_response")
     if len(answer_text) > extract.MAX_CHARS:
         answer_text = answer_text[-extract.MAX_CHARS :]
     text = extract.normalize(answer_text)
+    low = extract.lowered(text)
     fmt = sample.get("answer_format") or "number"
     truth = sample.get("answer")
     if isinstance(truth, str) and truth.strip().lower() == DEFICIENT.lower():
-        return _score_deficiency(text, fmt, _years(sample))
+        return _score_deficiency(text, low, fmt, _years(sample))
     decimals = _decimals(sample)
     if fmt == "number":
         value = _truth_value(sample, truth)
-        return _score_single(text, value, decimals, _years(sample) - {f"{value:.0f}"})
-    return _score_table(text, fmt, _truth_grid(sample, truth), decimals)
+        return _score_single(text, low, value, decimals, _years(sample), f"{value:.0f}")
+    return _score_table(text, low, fmt, _truth_grid(sample, truth), decimals)
 
 
-def _score_single(text: str, truth: float, decimals: int, years: set[str]) -> ScoreResult:
-    start, end, anchored = extract.answer_span(text)
+def _refuses(text: str, low: str | None) -> bool:
+    """`_REFUSAL.search(text)`, looking only where `insufficient` or `信息不足` occurs."""
+    if low is None:
+        return _REFUSAL.search(text) is not None
+    if not text.isascii() and "信息不足" in text:
+        return True
+    at = low.find("insufficient")
+    while at >= 0:
+        if _REFUSAL.match(text, at):
+            return True
+        at = low.find("insufficient", at + 1)
+    return False
+
+
+def _score_single(text: str, low: str | None, truth: float, decimals: int, years: frozenset[str], own_year: str) -> ScoreResult:
+    start, end, anchored = extract.answer_span(text, low)
+    if own_year in years:
+        years = years - {own_year}
     values = extract.extract_numbers(extract.strip_periods(text[start:end], years))
     if not values:
-        if _REFUSAL.search(text):
+        if _refuses(text, low):
             return ScoreResult(0, 0, DEFICIENT, "refused")
         return ScoreResult(0, 0, None, "no_number")
     predicted = values[0] if anchored else values[-1]
@@ -92,8 +129,8 @@ def _score_single(text: str, truth: float, decimals: int, years: set[str]) -> Sc
     return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
 
 
-def _score_table(text: str, fmt: str, truth: list[list[float]], decimals: int) -> ScoreResult:
-    block = extract.isolate_block(text, fmt)
+def _score_table(text: str, low: str | None, fmt: str, truth: list[list[float]], decimals: int) -> ScoreResult:
+    block = extract.isolate_block(text, fmt, low)
     if block is None:
         return ScoreResult(0, 0, None, "no_block")
     if block.structure_error == "not_rows":
@@ -101,15 +138,15 @@ def _score_table(text: str, fmt: str, truth: list[list[float]], decimals: int) -
     grid, predicted = extract.block_values(block)
     if not predicted:
         return ScoreResult(0, 0, [], "no_number")
-    have = {precision_key(v, decimals) for v in predicted}
-    need = [[precision_key(v, decimals) for v in row] for row in truth]
+    have = set(_keys(predicted, decimals))
+    need = [_keys(row, decimals) for row in truth]
     ok = int(all(k in have for row in need for k in row))
     positional = int(ok and grid is not None and _positional(grid, need, decimals))
     return ScoreResult(ok, positional, grid if grid is not None else predicted, None if ok else "missing_values")
 
 
 def _positional(grid: list[list[float]], need: list[list[int | None]], decimals: int) -> bool:
-    keys = [[precision_key(v, decimals) for v in row] for row in grid]
+    keys = [_keys(row, decimals) for row in grid]
     transposed = [list(col) for col in zip(*need)]
     for want in (need, transposed):
         n, t = len(want), len(want[0]) if want else 0
@@ -121,21 +158,24 @@ def _positional(grid: list[list[float]], need: list[list[int | None]], decimals:
     return False
 
 
-def _score_deficiency(text: str, fmt: str, years: set[str]) -> ScoreResult:
-    if not _REFUSAL.search(text):
+def _score_deficiency(text: str, low: str | None, fmt: str, years: frozenset[str]) -> ScoreResult:
+    if not _refuses(text, low):
         return ScoreResult(0, 0, None, "no_refusal")
-    start, end, _ = extract.answer_span(text)
+    start, end, _ = extract.answer_span(text, low)
     numbers = extract.extract_numbers(extract.strip_periods(text[start:end], years))
     if not numbers and fmt != "number":
-        block = extract.isolate_block(text, fmt)
+        block = extract.isolate_block(text, fmt, low)
         numbers = extract.block_numbers(block) if block is not None and block.structure_error != "not_rows" else []
     if numbers:
         return ScoreResult(0, 0, numbers, "answered_deficient")
     return ScoreResult(1, 1, DEFICIENT, None)
 
 
-def _years(sample: dict) -> set[str]:
-    return _years_of(tuple(str(p) for p in sample.get("target_periods") or ()))
+def _years(sample: dict) -> frozenset[str]:
+    periods = sample.get("target_periods") or ()
+    if type(periods) is list and all(type(p) is str for p in periods):
+        return _years_of(tuple(periods))
+    return _years_of(tuple(str(p) for p in periods))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -165,8 +205,8 @@ def _truth_grid(sample: dict, truth: Any) -> list[list[float]]:
         raise InputError(f"sample {sample.get('id')!r}: table answer {truth!r} is not a list of rows", field="answer")
     rows = truth if all(isinstance(r, list) for r in truth) else [truth]
     grid = []
-    for row in rows:
-        values = [extract.parse_cell(v) for v in row]
+    for row in rows:  # a finite float is its own parse_cell
+        values = [v if type(v) is float and v - v == 0 else extract.parse_cell(v) for v in row]
         if None in values or not values:
             raise InputError(f"sample {sample.get('id')!r}: table answer row {row!r} is not all numbers", field="answer")
         grid.append(values)

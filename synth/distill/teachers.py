@@ -3,14 +3,13 @@
     python -c "from ledgerlm.synth.distill.teachers import make_teacher; print(make_teacher('oracle').model_id)"
 
 `openai:` teachers send one request per sample through the backend's own async request path
-(`OpenAISampler._request`: retries on 429/5xx/timeouts/dropped connections with backoff, jitter
-and Retry-After) on one long-lived HTTP client, so `--concurrency 32` means 32 requests in flight.
+(`OpenAISampler.request`: retries on 429/5xx/timeouts/dropped connections with backoff, jitter
+and Retry-After) on long-lived HTTP clients (`OpenAISampler.open_slots`), so `--concurrency 32` means 32 requests in flight.
 Every other sampler (`hf:`, `vllm:`, `oracle`) runs its blocking batched `generate` in a worker thread.
 """
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -42,63 +41,39 @@ class BatchTeacher:
 class OpenAITeacher:
     """`openai:` — one request per conversation on long-lived keep-alive HTTP clients.
 
-    The in-flight slots are spread over small clients (CONNECTIONS_PER_CLIENT connections each):
-    httpcore's pool scans every connection on every event, which at 32+ connections in one pool
-    costs more CPU than the requests themselves. All clients share one SSL context.
+    The in-flight slots come from `OpenAISampler.open_slots`: small clients of 4 connections each
+    (httpcore's pool scans every connection on every event, which at 32+ connections in one pool
+    costs more CPU than the requests themselves), sharing one SSL context.
     """
-
-    CONNECTIONS_PER_CLIENT = 4
 
     def __init__(self, sampler, concurrency: int):
         self.sampler = sampler
         self.model_id = sampler.model_id
         self.concurrency = concurrency
         self._jitter = random.Random(0)  # backoff jitter only: distinct per request so retries do not stampede
-        self._clients: list = []
-        self._slots: asyncio.Queue | None = self._open()  # clients are made up front, outside the timed run
+        self._slots = sampler.open_slots(concurrency)  # clients are made up front, outside the timed run
 
     def render(self, messages: Messages) -> Any:
         return messages
 
-    def _open(self) -> asyncio.Queue:
-        import httpx
-
-        key = os.environ.get(self.sampler.api_key_env)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        ssl_context = httpx.create_ssl_context()
-        per = self.CONNECTIONS_PER_CLIENT
-        slots: asyncio.Queue = asyncio.Queue()
-        for start in range(0, self.concurrency, per):
-            size = min(per, self.concurrency - start)
-            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-            client = httpx.AsyncClient(headers=headers, timeout=self.sampler.timeout, limits=limits, verify=ssl_context)
-            self._clients.append(client)
-            for _ in range(size):
-                slots.put_nowait(client)
-        return slots
-
     async def generate(self, batch: list[Messages], params: GenerationParams, items: list[dict]) -> list[Completion]:
         if self._slots is None:
-            self._slots = self._open()
+            self._slots = self.sampler.open_slots(self.concurrency)
         return list(await asyncio.gather(*(self._one(m, params) for m in batch)))
 
     async def _one(self, messages: Messages, params: GenerationParams) -> Completion:
-        client = await self._slots.get()
-        try:
-            body = self.sampler._body(messages, params, None)
-            return await self.sampler._request(client, body, random.Random(self._jitter.getrandbits(64)))
-        finally:
-            self._slots.put_nowait(client)
+        async with self._slots.client() as client:
+            return await self.sampler.request(client, messages, params, random.Random(self._jitter.getrandbits(64)))
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
-        self._clients, self._slots = [], None  # a teacher serves one run
+        if self._slots is not None:
+            await self._slots.aclose()
+        self._slots = None  # a teacher serves one run
 
 
 def make_teacher(spec: str, *, concurrency: int = 8, **options: Any):
     """A teacher for `spec` (openai:MODEL, hf:PATH, vllm:PATH, oracle); options go to the backend."""
     sampler = make_sampler(spec, **options)
-    if spec.startswith("openai:") and hasattr(sampler, "_request"):
+    if spec.startswith("openai:") and hasattr(sampler, "open_slots"):
         return OpenAITeacher(sampler, concurrency)
     return BatchTeacher(sampler, workers=concurrency)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import html
 import json
 import re
@@ -46,14 +47,18 @@ def _kind(item: dict) -> str:
 
 
 def _row_label(item: dict, language: str) -> str:
-    concept = item.get("concept", "")
+    return _label_for(item.get("concept", ""), item.get("label") or "", language)
+
+
+@functools.lru_cache(maxsize=65536)
+def _label_for(concept: str, label: str, language: str) -> str:
+    """The row label of a concept as reported under `label` (cached: the taxonomy lookups are hot in synth)."""
     try:
         info = concept_info(concept)
     except KeyError:
-        return item.get("label") or concept
+        return label or concept
     if language == "zh":
         return info.label_zh
-    label = item.get("label") or ""
     return label if label and map_label(label) == concept else info.label_en
 
 

@@ -312,7 +312,7 @@ class FactStore:
             cells[key] = _Cell(float(value), unit, source, concept, "", original.statement if original else "", "")
         view._cells = cells
         view._quarter_reported = {}
-        for cached in ("_report_index", "_by_company"):
+        for cached in ("_report_index", "_by_company", "_concept_reports", "_statement_order", "_value_memo"):
             view.__dict__.pop(cached, None)
         return view
 
@@ -324,6 +324,20 @@ class FactStore:
                 index.setdefault(c, {})[(scope, concept, report)] = cell
             self._by_company = index
         return self._by_company.get(company, {})
+
+    def _scope_index(self, company: str, scope: str) -> dict[str, set[ReportKey]]:
+        """{concept: reports holding it} for one company and scope (built once per store; restricted views
+        share it and filter by visibility, so it never depends on `_allowed`)."""
+        if "_concept_reports" not in self.__dict__:
+            self._concept_reports = {}
+        key = (company, scope)
+        if key not in self._concept_reports:
+            index: dict[str, set[ReportKey]] = {}
+            for (s, concept, report) in self._company_cells(company):
+                if s == scope:
+                    index.setdefault(concept, set()).add(report)
+            self._concept_reports[key] = index
+        return self._concept_reports[key]
 
     def _visible(self, company: str, report: ReportKey) -> bool:
         return self._allowed is None or report in self._allowed.get(company, set())
@@ -365,7 +379,7 @@ class FactStore:
 
     def reports(self, company: str, scope: str = "consolidated") -> list[ReportKey]:
         company = self.resolve_company(company)
-        keys = {k[2] for k in self._company_cells(company) if k[0] == scope}
+        keys = set().union(*self._scope_index(company, scope).values())
         return sorted(k for k in keys if self._visible(company, k))
 
     def scopes(self, company: str) -> list[str]:
@@ -388,7 +402,10 @@ class FactStore:
 
     def concepts(self, company: str, scope: str = "consolidated") -> list[str]:
         company = self.resolve_company(company)
-        return sorted({k[1] for k in self._company_cells(company) if k[0] == scope and self._visible(company, k[2])})
+        index = self._scope_index(company, scope)
+        if self._allowed is None:
+            return sorted(index)
+        return sorted(c for c, reports in index.items() if any(self._visible(company, r) for r in reports))
 
     # -- raw reported values ---------------------------------------------------------------------
     def reported(self, company: str, concept: str, report: ReportKey | str, scope: str = "consolidated") -> FactRef:
@@ -447,6 +464,24 @@ class FactStore:
         `avg` ((begin + end) / 2); flows ignore it except `avg`/`begin`, which are errors.
         """
         company, p = self.resolve_company(company), parse_period(period)
+        if self._allowed is not None:
+            return self._value(company, concept, p, scope, basis)
+        # the full store never changes: remember each derivation (a copy goes out, so callers may edit it)
+        if "_value_memo" not in self.__dict__:
+            self._value_memo = {}
+        key = (company, concept, p, scope, basis)
+        hit = self._value_memo.get(key)
+        if hit is None:
+            try:
+                hit = self._value(company, concept, p, scope, basis)
+            except LedgerError as err:
+                hit = err
+            self._value_memo[key] = hit
+        if isinstance(hit, Exception):
+            raise hit.with_traceback(None)
+        return Derived(hit.value, hit.unit, list(hit.inputs), list(hit.steps))
+
+    def _value(self, company: str, concept: str, p: Period, scope: str, basis: str) -> Derived:
         kind = self.kind_of(concept, company)
         if kind == "stock" or self._is_balance(concept):  # balance-sheet share counts are read at dates too
             if basis == "end":
@@ -537,6 +572,15 @@ class FactStore:
         return self.statement(company, parse_report(report).period, statement, scope)
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
+        """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
+        if "_statement_order" not in self.__dict__:
+            self._statement_order = {}
+        key = (company, scope, statement)
+        if key not in self._statement_order:
+            self._statement_order[key] = self._find_statement_concepts(company, scope, statement)
+        return self._statement_order[key]
+
+    def _find_statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         cells = self._company_cells(company)
         present = sorted({k[1] for k in cells if k[0] == scope})
         try:
