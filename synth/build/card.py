@@ -1,0 +1,93 @@
+"""The dataset card (README.md of a built dataset): what it is, how it was made, how to load it.
+
+    python -c "from ledgerlm.synth.build.card import dataset_card; print(dataset_card({'counts': {'total': 0}, 'config': {}, 'seed': 0, 'drops': {}}))"
+"""
+from __future__ import annotations
+
+import json
+
+SOURCES = """\
+- SEC EDGAR XBRL **companyfacts** API snapshots (AAPL, NVDA, GOOGL, SNOW, TSM) — public-domain U.S. government data,
+  https://www.sec.gov/edgar/sec-api-documentation
+- SEC **Financial Statement Data Sets** (FSDS, 2009q3, 2010q1, 2010q2 excerpts; includes parent-company
+  Schedule I statements where filers report them), https://www.sec.gov/dera/data/financial-statement-data-sets
+- SEC **XBRL instance** documents (AAPL, NFLX excerpts), https://www.sec.gov/edgar
+- Task design follows FinIndices (single-index / table-index paradigms, four capability axes, distractor and
+  deficiency traps, 32,768-token cap): /work/shared/papers/finindices.txt, §2.1–2.2 and Appendix A."""
+
+
+def _table(d: dict) -> str:
+    return "\n".join(f"| {k} | {v} |" for k, v in d.items())
+
+
+def dataset_card(manifest: dict) -> str:
+    counts, cfg = manifest["counts"], manifest["config"]
+    by_split = counts.get("by_split", {})
+    sources = cfg.get("sources") or ["(embedded SEC sample)"]
+    return f"""---
+license: cc-by-4.0
+language: [en, zh]
+task_categories: [question-answering]
+tags: [finance, financial-statements, tabular-reasoning, finindices, synthetic]
+configs:
+  - config_name: default
+    data_files: [{{split: train, path: train.jsonl}}, {{split: validation, path: dev.jsonl}}, {{split: test, path: test.jsonl}}]
+---
+# FinIndices-style financial index dataset (ledgerlm)
+
+Questions that ask for financial indices (margins, growth, turnover, leverage, cash flow, per-share, …)
+of real companies, computed from real filings shown in the prompt. Every answer is produced by
+programmatic execution of a registry formula over canonical facts, and re-checked by an independent
+path that parses the numbers back out of the rendered prompt (`ledgerlm.synth.build.fidelity`).
+
+Built with `ledgerlm synth` (seed {manifest['seed']}); full configuration and package versions in `manifest.json`.
+
+## Sources
+{SOURCES}
+- Facts read from: {', '.join(map(str, sources))}
+
+## Splits (company-level: no company appears in two splits)
+| split | samples |
+|---|---|
+{_table(by_split)}
+
+## Fields (one JSONL row per sample)
+`id, split, paradigm (single|table), axis, hint (bool), company, target_periods, indices,
+context_periods (shown order; a period appears twice when its parent-company statements are shown too),
+traps [{{kind: distractor_period|parent_distractor|deficiency, detail}}], context_formats (per shown report:
+text|json|tuples|html|markdown|latex), answer_format (number|html_table|json|tuple_list), unit, decimals,
+messages (system, user), answer, solution, n_tokens, tokenizer, provenance` plus `language` (en|zh) and
+`value_unrounded` (the unscaled, unrounded value(s) in base units; percent indices as fractions).
+
+`answer` is a number (single), a list of rows — one per index in `indices` order, one column per period in
+`target_periods` order — (table), or the exact string `Insufficient information` (deficiency items, whose
+context lacks a report the computation needs; each was proven non-derivable by recomputation).
+
+## Units and rounding
+Currency results are scaled to the unit the prompt asks for (units, thousands, ten-thousands, millions,
+hundred-millions, billions); ratios in percent (×100) unless the index is a ratio/times/days/per-share value.
+**Rounding rule: decimal round half away from zero**, applied once to the scaled value, to the number of
+decimals the prompt asks for (1–3). The unrounded value is kept in `value_unrounded`.
+
+## Counts
+- paradigm: {json.dumps(counts.get('by_paradigm', {}))}
+- axis: {json.dumps(counts.get('by_axis', {}))}
+- trap: {json.dumps(counts.get('by_trap', {}))}
+- context format (per shown report): {json.dumps(counts.get('by_context_format', {}))}
+- answer format: {json.dumps(counts.get('by_answer_format', {}))}
+- hint: {json.dumps(counts.get('by_hint', {}))}
+- language: {json.dumps(counts.get('by_language', {}))}
+- prompt tokens ({cfg.get('tokenizer')}): {json.dumps(counts.get('tokens', {}))}; cap {cfg.get('max_tokens')}
+- dropped by reason: {json.dumps(manifest.get('drops', {}))}
+
+## Load
+```python
+import datasets
+ds = datasets.load_dataset("json", data_files={{"train": "train.jsonl", "dev": "dev.jsonl", "test": "test.jsonl"}})
+```
+
+## Limitations
+The embedded sample covers few companies, so splits are small and company-level; build from more filers
+(`ledgerlm synth --source …`) for training-scale data. Statements are canonicalised (one label per
+canonical concept), so line-item classification is easier than in raw CAS reports.
+"""

@@ -1,0 +1,87 @@
+"""`ledgerlm synth`: build a FinIndices-style dataset from real filings.
+
+    ledgerlm synth --out out/synth                      # default config, embedded SEC sample, no network
+    ledgerlm synth --config configs/synth/default.yaml --out out/synth --num 10000 --num-proc 2
+    ledgerlm synth --out out/synth --shard 3/8          # one job of a SLURM array (launch/synth_array.slurm)
+    ledgerlm synth --merge out/synth --out out/synth    # merge the finished shards
+    ledgerlm synth --task macrolens-t3 …                # MacroLens T3 data (ledgerlm.synth.macrolens_t3)
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from ledgerlm.errors import InputError
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ledgerlm synth", description=__doc__.splitlines()[0])
+    p.add_argument("--task", default="finindices", help="finindices (default) | macrolens-t3")
+    p.add_argument("--config", help="YAML config (fields of SynthConfig); flags override it")
+    p.add_argument("--source", action="append", dest="sources", help="facts file/folder (repeatable); default: embedded SEC sample")
+    p.add_argument("--out", help="output dataset folder (also holds shards/ for resume)")
+    p.add_argument("--num", type=int, help="samples to attempt (default 2000)")
+    p.add_argument("--seed", type=int, help="random seed (default 0)")
+    p.add_argument("--num-proc", type=int, dest="num_proc", help="worker processes on this machine")
+    p.add_argument("--shard", help="i/n: run only shards k with k %% n == i (a job-array member); merge later")
+    p.add_argument("--merge", nargs="+", metavar="DIR", help="merge finished shards from these folders into --out")
+    p.add_argument("--tokenizer", help="tiktoken encoding (o200k_base, cl100k_base) or a Hugging Face tokenizer path")
+    p.add_argument("--max-tokens", type=int, dest="max_tokens", help="token cap per prompt (default 32768)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (logs, batch jobs)")
+    return p
+
+
+def _select(text: str | None) -> tuple[int, int]:
+    if not text:
+        return (0, 1)
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard {text!r}: expected i/n, e.g. 0/8", field="shard") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise InputError(f"--shard {text!r}: need 0 <= i < n", field="shard")
+    return (i, n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--task" in argv and argv[argv.index("--task") + 1:][:1] == ["macrolens-t3"]:
+        i = argv.index("--task")
+        return int(importlib.import_module("ledgerlm.synth.macrolens_t3").main(argv[:i] + argv[i + 2:]) or 0)
+    args = make_parser().parse_args(argv)
+    if args.task != "finindices":
+        raise InputError(f"unknown --task {args.task!r}: finindices | macrolens-t3", field="task")
+    if not args.out:
+        raise InputError("--out DIR is required", field="out")
+    from rich.console import Console
+
+    from ledgerlm.synth.build import dataset
+    from ledgerlm.synth.build.config import load_config
+
+    out = Path(args.out)
+    if args.merge:
+        manifest = dataset.merge(out, [Path(d) for d in args.merge])
+        Console(stderr=True).print(dataset.summary_table(manifest))
+        return 0
+    cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
+                      tokenizer=args.tokenizer, max_tokens=args.max_tokens)
+    select = _select(args.shard)
+    from ledgerlm.synth.build.contexts import Builder
+
+    builder = Builder.from_config(cfg)
+    slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
+    dataset.generate(out, cfg.fingerprint(), builder.slot, num_slots=slots, shard_size=cfg.shard_size,
+                     num_proc=cfg.num_proc, select=select, progress=not args.no_progress)
+    if select[1] > 1:
+        print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)
+        return 0
+    manifest = dataset.merge(out, [out])
+    Console(stderr=True).print(dataset.summary_table(manifest))
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,415 @@
+"""Items: pick targets (Single-Index / Table-Index), build the minimal context, add traps, render each
+shown report in one of six representations, write the instruction, answer and worked solution.
+
+    python -c "from ledgerlm.synth.build.contexts import Builder; from ledgerlm.synth.build.config import SynthConfig; b = Builder.from_config(SynthConfig()); print(b.slot(0, __import__('ledgerlm.synth.build.pipeline', fromlist=['Stats']).Stats())[0]['messages'][-1]['content'][-600:])"
+
+Every draw for slot i comes from `random.Random(f"{seed}:{i}")`, so an item never depends on other
+items, on sharding or on the number of processes. Traps (recorded as {kind, detail}):
+- distractor_period: adjacent reports the computation does not need;
+- parent_distractor: parent-company statements of a shown report (FSDS Schedule I), beside the consolidated ones;
+- deficiency: a needed report removed; kept only when recomputing on `store.restrict(shown reports)`
+  raises NotDerivable, and then the answer is exactly `Insufficient information`.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+from ledgerlm.errors import InputError, LedgerError, NotDerivable
+from ledgerlm.synth.build import instructions
+from ledgerlm.synth.build.answers import INSUFFICIENT, answer_text, table_text
+from ledgerlm.synth.build.config import SynthConfig
+from ledgerlm.synth.build.pipeline import Drop, Stats, run_steps, token_cap_step
+from ledgerlm.synth.build.solutions import solution_text
+from ledgerlm.synth.build.split import assign_splits
+from ledgerlm.synth.build.tokens import TokenCounter
+from ledgerlm.synth.statements.periods import ReportKey, parse_report
+
+STATEMENTS = ("balance", "income", "cashflow")
+STATEMENT_SEP = "\n\n-----\n\n"  # between the statements of one shown report
+SCALES = {"en": (1, 1_000, 1_000_000), "zh": (1, 10_000, 1_000_000)}  # statement units a report may be shown in
+
+
+@dataclass
+class Item:
+    """One drawn question before it is written out (shared by its hint variants)."""
+
+    paradigm: str
+    axis: str
+    company: str
+    indices: list  # registry Index objects
+    periods: list[str]
+    values: list[list]  # IndexValue per index × period
+    blocks: list[tuple[ReportKey, str]] = field(default_factory=list)  # (report, scope) in shown order
+    traps: list[dict] = field(default_factory=list)
+    missing: ReportKey | None = None  # the removed report of a deficiency item
+    deficiency_error: str = ""
+
+
+def company_stores(facts) -> dict:
+    """company -> FactStore over that company's facts only."""
+    from ledgerlm.synth.statements.store import FactStore
+
+    return {str(c): FactStore(df.reset_index(drop=True)) for c, df in facts.groupby("company", sort=True)}
+
+
+
+
+def consulted(v) -> tuple[set, set[str]]:
+    """Reports and statements an IndexValue relied on: those of the facts it read, plus those it found a
+    line *absent* from (an optional line counted as 0 is only right if the reader sees that report)."""
+    from ledgerlm.synth.statements.taxonomy import concept_info
+
+    reports, statements = set(v.reports), {concept_info(f.concept).statement for f in v.facts}
+    for concept, report in getattr(v, "absent", []):
+        reports.add(parse_report(report))
+        statements.add(concept_info(concept).statement)
+    return reports, statements
+
+
+def _weighted(rng: random.Random, weights: dict) -> str:
+    keys = sorted(k for k, w in weights.items() if w > 0)
+    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
+
+
+def _runs(labels_by_key: list[tuple[tuple, str]], step) -> list[list[str]]:
+    """Split (sort key, label) pairs into runs where each key follows the previous one by `step`."""
+    runs, prev = [], None
+    for key, label in sorted(labels_by_key):
+        if prev is not None and step(prev) == key:
+            runs[-1].append(label)
+        else:
+            runs.append([label])
+        prev = key
+    return runs
+
+
+class Builder:
+    """Holds the store, the registry and per-company caches; `slot(i, stats)` makes item i's samples."""
+
+    def __init__(self, stores: dict, registry, cfg: SynthConfig, counter: TokenCounter):
+        # one FactStore per company: lookups scan only that company's facts (much faster than one big store)
+        self.stores, self.registry, self.cfg, self.counter = stores, registry, cfg, counter
+        self.companies = [self._resolve(c) for c in cfg.companies] if cfg.companies else sorted(stores)
+        self.companies = [c for c in self.companies if stores[c].reports(c)]
+        if not self.companies:
+            raise InputError("no company has consolidated reports in the given sources", field="sources")
+        self.splits = assign_splits(self.companies, seed=cfg.seed, dev_fraction=cfg.dev_fraction,
+                                    test_fraction=cfg.test_fraction, test_companies=cfg.test_companies,
+                                    dev_companies=cfg.dev_companies)
+        ids = cfg.indices or sorted(registry)  # YAML entries (concept keys only when asked for)
+        self.by_axis: dict[str, list[str]] = {}
+        for index_id in ids:
+            self.by_axis.setdefault(registry[index_id].axis, []).append(index_id)
+        self.reports = {c: stores[c].reports(c) for c in self.companies}
+        self.parent_reports = {c: set(stores[c].reports(c, "parent")) if "parent" in stores[c].scopes(c) else set()
+                               for c in self.companies}
+        self._eligible: dict = {}
+        self._values: dict = {}
+        self._statements: dict = {}
+        self._rendered: dict = {}
+        self._periods = {c: self._period_candidates(c) for c in self.companies}
+        self._series = {c: self._series_candidates(c) for c in self.companies}
+        self.cap_step = token_cap_step(counter, cfg.max_tokens)
+
+    @classmethod
+    def from_config(cls, cfg: SynthConfig) -> "Builder":
+        from ledgerlm.synth.build import storecache
+        from ledgerlm.synth.indices.registry import load_registry
+
+        return cls(storecache.company_stores(cfg.sources or None), load_registry(), cfg, TokenCounter(cfg.tokenizer))
+
+    def _resolve(self, query: str) -> str:
+        for store in self.stores.values():
+            try:
+                return store.resolve_company(query)
+            except InputError:
+                continue
+        raise InputError(f"unknown company {query!r}; known: {', '.join(sorted(self.stores))}", field="companies")
+
+    def store_for(self, company: str):
+        return self.stores[company]
+
+    @property
+    def store(self):
+        """One store over every company (built on first use; generation itself uses the per-company stores)."""
+        if not hasattr(self, "_all"):
+            import pandas as pd
+
+            from ledgerlm.synth.statements.store import FactStore
+
+            self._all = FactStore(pd.concat([s.facts for s in self.stores.values()], ignore_index=True))
+        return self._all
+
+    # -- candidates ------------------------------------------------------------------------
+    def _period_candidates(self, company: str) -> list[str]:
+        reps = set(self.reports[company])
+        out = set()
+        for r in reps:
+            out.add(r.period.label)
+            if r.quarters > 1 and r.previous() in reps:
+                out.add(f"FY{r.fiscal_year}Q{r.quarters}")
+            if r.quarters < 4 and ReportKey(r.fiscal_year - 1, 4) in reps and ReportKey(r.fiscal_year - 1, r.quarters) in reps:
+                out.add(f"FY{r.fiscal_year}Q{r.quarters}TTM")
+        return sorted(out)
+
+    def _series_candidates(self, company: str) -> list[list[str]]:
+        """Runs of consecutive periods of one kind: fiscal years, reports as filed, standalone quarters."""
+        reps = self.reports[company]
+        annual = _runs([((r.fiscal_year,), r.label) for r in reps if r.is_annual], lambda k: (k[0] + 1,))
+        filed = _runs([((r.fiscal_year, r.quarters), r.period.label) for r in reps],
+                      lambda k: (k[0], k[1] + 1) if k[1] < 4 else (k[0] + 1, 1))
+        have = set(reps)
+        quarters = _runs([((r.fiscal_year, r.quarters), f"FY{r.fiscal_year}Q{r.quarters}") for r in reps
+                          if r.quarters == 1 or r.previous() in have], lambda k: (k[0], k[1] + 1) if k[1] < 4 else (k[0] + 1, 1))
+        lo = self.cfg.table_periods[0]
+        return [run for run in annual + filed + quarters if len(run) >= lo]
+
+    def _concepts_of(self, index_id: str, seen=None) -> set[str]:
+        needs = self.registry[index_id].needs
+        out = set(needs.concepts)
+        for ref in needs.indices:
+            out |= self._concepts_of(ref)
+        return out
+
+    def eligible(self, company: str, axis: str) -> list[str]:
+        """Indices of `axis` whose concepts this company reports (cheap filter before computing)."""
+        key = (company, axis)
+        if key not in self._eligible:
+            have = set(self.stores[company].concepts(company))
+            self._eligible[key] = [i for i in self.by_axis.get(axis, []) if self._concepts_of(i) <= have]
+        return self._eligible[key]
+
+    def value(self, company: str, index_id: str, period: str):
+        """compute() with a cache; raises NotDerivable / IndexUndefined (cached too)."""
+        from ledgerlm.synth.indices.compute import compute
+
+        key = (company, index_id, period)
+        hit = self._values.get(key)
+        if hit is None:
+            try:
+                hit = compute(self.stores[company], company, index_id, period, registry=self.registry)
+            except LedgerError as err:
+                hit = err
+            if len(self._values) > 200_000:
+                self._values.clear()
+            self._values[key] = hit
+        if isinstance(hit, Exception):
+            raise hit.with_traceback(None)  # a cached error: do not grow its traceback at every raise
+        return hit
+
+    # -- one slot ------------------------------------------------------------------------------
+    def slot(self, slot: int, stats: Stats) -> list[dict]:
+        rng = random.Random(f"{self.cfg.seed}:{slot}")
+        variants = self.cfg.hint_variants
+        paradigm, axis = _weighted(rng, self.cfg.paradigms), _weighted(rng, self.cfg.axes)  # drawn once: weights hold
+        for _ in range(self.cfg.max_attempts):
+            try:
+                item = self.draw_target(rng, paradigm, axis)
+                break
+            except (Drop, LedgerError):
+                continue
+        else:
+            stats.drop("no_derivable_target", len(variants))
+            return []
+        self.add_context(item, rng)
+        rows = self.write(item, rng, slot)
+        return run_steps([("token_cap", self.cap_step)], rows, stats)
+
+    def draw_target(self, rng: random.Random, paradigm: str, axis: str) -> Item:
+        cfg = self.cfg
+        company = rng.choice(self.companies)
+        pool = self.eligible(company, axis)
+        if not pool:
+            raise Drop("no_index_for_company")
+        if paradigm == "single":
+            periods = [rng.choice(self._periods[company])]
+            ids = [rng.choice(pool)]
+        else:
+            series = self._series[company]
+            if not series:
+                raise Drop("no_period_series")
+            run = rng.choice(series)
+            lo, hi = cfg.table_periods
+            n_periods = rng.randint(lo, min(hi, len(run)))
+            start = rng.randrange(len(run) - n_periods + 1)
+            periods = run[start:start + n_periods]
+            k_hi = min(cfg.table_indices[1], cfg.max_table_values // n_periods, len(pool))
+            k = rng.randint(min(cfg.table_indices[0], k_hi), k_hi)
+            if k * n_periods < 2:
+                raise Drop("table_too_small")
+            ids = sorted(rng.sample(pool, k), key=pool.index)
+        values = [[self.value(company, i, p) for p in periods] for i in ids]
+        if not any(consulted(v)[0] for row in values for v in row):
+            raise Drop("reads_no_report")
+        return Item(paradigm, axis, company, [self.registry[i] for i in ids], periods, values)
+
+    def add_context(self, item: Item, rng: random.Random) -> None:
+        """Minimal reports + traps; sets item.blocks (shuffled) and item.traps."""
+        cfg, company = self.cfg, item.company
+        needed = sorted({r for row in item.values for v in row for r in consulted(v)[0]})
+        shown = set(needed)
+        if item.paradigm == "single" and rng.random() < cfg.p_deficiency:
+            item.missing = rng.choice(needed)
+            shown.discard(item.missing)
+        order = self.reports[company]
+        if rng.random() < cfg.p_distractor:
+            pos = {r: i for i, r in enumerate(order)}
+            near = {order[j] for r in needed for j in range(pos[r] - 2, pos[r] + 3) if 0 <= j < len(order)}
+            pool = sorted(near - set(needed) - {item.missing})
+            if pool:
+                picks = sorted(rng.sample(pool, rng.randint(1, min(cfg.max_distractors, len(pool)))))
+                shown |= set(picks)
+                needed_text = ", ".join(r.label for r in needed)
+                item.traps.append({"kind": "distractor_period", "reports": picks, "needed": needed_text})
+        if item.missing is not None and not shown:  # never an empty context: show an adjacent report instead
+            pos = {r: i for i, r in enumerate(order)}[item.missing]
+            near = [order[j] for j in (pos - 1, pos + 1) if 0 <= j < len(order)]
+            if near:
+                pick = rng.choice(near)
+                shown.add(pick)
+                item.traps.append({"kind": "distractor_period", "reports": [pick], "needed": item.missing.label})
+            else:
+                shown.add(item.missing)
+                item.missing = None
+        if item.missing is not None:
+            if self._still_derivable(item, shown):
+                shown.add(item.missing)  # removal does not block the answer: no deficiency trap
+                item.missing = None
+            else:
+                item.traps.append({"kind": "deficiency", "detail": f"{item.missing.label} report removed: {item.deficiency_error}"})
+        blocks = [(r, "consolidated") for r in sorted(shown)]
+        parents = sorted(self.parent_reports[company] & shown)
+        if parents and rng.random() < cfg.p_parent:
+            picks = sorted(rng.sample(parents, rng.randint(1, len(parents))))
+            blocks += [(r, "parent") for r in picks]
+            item.traps.append({"kind": "parent_distractor", "reports": picks})
+        rng.shuffle(blocks)
+        item.blocks = blocks
+
+    def _still_derivable(self, item: Item, shown: set) -> bool:
+        """Recompute on a store that sees only the shown reports: derivable means no deficiency."""
+        from ledgerlm.synth.indices.compute import compute
+
+        view = self.stores[item.company].restrict({item.company: shown})
+        try:
+            compute(view, item.company, item.indices[0].id, item.periods[0], registry=self.registry)
+        except NotDerivable as err:
+            item.deficiency_error = str(err)
+            return False
+        except LedgerError:
+            return True
+        return True
+
+    # -- writing -----------------------------------------------------------------------------------
+    def statement(self, company: str, report: ReportKey, statement: str, scope: str):
+        key = (company, report, statement, scope)
+        if key not in self._statements:
+            try:
+                self._statements[key] = self.stores[company].report_statement(company, report, statement, scope)
+            except NotDerivable:
+                self._statements[key] = None
+        return self._statements[key]
+
+    def exact_scales(self, company: str, report: ReportKey, scope: str, statements: list[str], language: str) -> list[int]:
+        """Scales at which every amount of the block is a whole number (so the shown figures are exact)."""
+        key = (company, report, scope, tuple(statements), language)
+        if key in self._rendered:
+            return self._rendered[key]
+        stmts = [s for s in (self.statement(company, report, n, scope) for n in statements) if s]
+        amounts = [it["value"] for s in stmts for it in s["items"] if it.get("value") is not None and "/" not in it.get("unit", "/")
+                   and it.get("unit", "").lower() != "shares"]
+        self._rendered[key] = [k for k in SCALES[language] if all(float(v) % k == 0 for v in amounts)]
+        return self._rendered[key]
+
+    def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
+                     scale: int = 1) -> str:
+        from ledgerlm.synth.statements.render import render_statement
+
+        parts = []
+        for name in statements:
+            # the JSON representation is the statement dict itself: the same text at every language and scale
+            key = (company, report, name, scope, fmt) + ((language, scale) if fmt != "json" else ())
+            if key not in self._rendered:
+                stmt = self.statement(company, report, name, scope)
+                self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language)
+            if self._rendered[key] is not None:
+                parts.append(self._rendered[key])
+        return STATEMENT_SEP.join(parts)
+
+    @staticmethod
+    def shown_traps(item: Item, shown_blocks: list) -> list[dict]:
+        """Traps as recorded in the row: only the distractor / parent reports that were actually shown."""
+        out = []
+        for trap in item.traps:
+            if trap["kind"] == "deficiency":
+                out.append(trap)
+                continue
+            scope = "parent" if trap["kind"] == "parent_distractor" else "consolidated"
+            picks = [r.label for r in trap["reports"] if (r, scope) in shown_blocks]
+            if not picks:
+                continue
+            if scope == "parent":
+                out.append({"kind": "parent_distractor", "detail": f"parent-company statements of {', '.join(picks)} shown beside the consolidated ones"})
+            else:
+                out.append({"kind": "distractor_period", "detail": f"{', '.join(picks)} shown but not needed (needed: {trap['needed']})"})
+        return out
+
+    def write(self, item: Item, rng: random.Random, slot: int) -> list[dict]:
+        """The contract-4 rows of an item, one per hint variant (same draws, only the formula block differs)."""
+        cfg, company = self.cfg, item.company
+        language = rng.choice(cfg.languages)
+        choice = instructions.choose(rng, language=language, paradigm=item.paradigm, units=cfg.units,
+                                     decimals=cfg.decimals, table_formats=cfg.table_answer_formats)
+        needed_statements = {st for row in item.values for v in row for st in consulted(v)[1]}
+        statements = list(STATEMENTS) if rng.random() < cfg.p_full_report else [s for s in STATEMENTS if s in needed_statements]
+        shown_blocks, texts, formats = [], [], []
+        for report, scope in item.blocks:
+            fmt = rng.choice(cfg.formats)
+            scale = rng.choice(self.exact_scales(company, report, scope, statements, language))
+            text = self.render_block(company, report, scope, statements, fmt, language, scale)
+            if text:
+                shown_blocks.append((report, scope))
+                texts.append(text)
+                formats.append(fmt)
+        traps = self.shown_traps(item, shown_blocks)
+        kinds = [ix.result for ix in item.indices]
+        currency = next((v.unit for row in item.values for v in row if v.unit), "USD")
+        names = [ix.name_en if language == "en" else ix.name_zh for ix in item.indices]
+        if item.missing is not None:
+            answer, cells = INSUFFICIENT, None
+        else:
+            cells = [[answer_text(v.value, v.result, choice.currency_unit, choice.decimals) for v in row] for row in item.values]
+            answer = float(cells[0][0]) if item.paradigm == "single" else [[float(x) for x in row] for row in cells]
+        final = answer if cells is None else cells[0][0] if item.paradigm == "single" else table_text(cells, names, item.periods, choice.answer_format)
+        unit = choice.currency_unit if "currency" in kinds else "percent" if "percent" in kinds else "units"
+        shown_labels = {r.label for r, _ in shown_blocks}
+        provenance, seen = [], set()
+        for row in item.values:
+            for v in row:
+                for f in v.facts:
+                    key = (f.concept, f.report, f.source)
+                    if key not in seen and f.report in shown_labels:
+                        seen.add(key)
+                        provenance.append({"concept": f.concept, "period": f.report, "value": f.value, "source": f.source})
+        solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks)
+        base = {
+            "split": self.splits[company], "paradigm": item.paradigm, "axis": item.axis, "company": company,
+            "target_periods": item.periods, "indices": [ix.id for ix in item.indices],
+            "context_periods": [r.label for r, _ in shown_blocks], "traps": traps, "context_formats": formats,
+            "answer_format": choice.answer_format, "unit": unit, "decimals": choice.decimals,
+        }
+        rows = []
+        for variant in cfg.hint_variants:
+            hint = variant == "hint"
+            user = instructions.user_message(
+                choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
+                periods=item.periods, kinds=kinds, currency=currency, hints=[ix.hint for ix in item.indices] if hint else None)
+            row = {"id": f"fin-{cfg.seed}-{slot:07d}-{'h' if hint else 'n'}", **base, "hint": hint,
+                   "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
+                   "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,
+                   "provenance": provenance, "language": language,
+                   "value_unrounded": [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value}
+            rows.append(row)
+        return rows

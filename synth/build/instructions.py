@@ -1,0 +1,116 @@
+"""Question text: template pools (en, zh), period wording, unit/precision constraints, answer formats, hints.
+
+    python -c "from ledgerlm.synth.build.instructions import templates; print(templates('zh')['single'][0])"
+
+Templates live in `templates/<language>.yaml`; every choice is drawn once per item (`choose`) so the
+with-hint and no-hint variants of an item differ only in the formula block.
+"""
+from __future__ import annotations
+
+import functools
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.periods import parse_period
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+LANGUAGES = ("en", "zh")
+REQUIRED_KEYS = ("system", "intro", "block_header", "blocks_end", "single", "table", "hint_single", "hint_table", "hint_item",
+                 "units", "decimals", "currency", "answer", "periods", "scope", "list_sep")
+
+
+@functools.lru_cache(maxsize=None)
+def templates(language: str) -> dict:
+    """The template pool for `language`, checked for every key the builder uses."""
+    path = TEMPLATE_DIR / f"{language}.yaml"
+    if not path.is_file():
+        raise InputError(f"no template pool for language {language!r}; expected one of {LANGUAGES}", path=str(path))
+    pool = yaml.safe_load(path.read_text(encoding="utf-8"))
+    missing = [k for k in REQUIRED_KEYS if k not in pool]
+    if missing:
+        raise InputError(f"template pool lacks {missing}", path=str(path), field=missing[0])
+    return pool
+
+
+def describe_period(label: str, language: str) -> str:
+    """`FY2023Q3YTD` -> 'the first three quarters of fiscal 2023 (FY2023Q3YTD, nine months year-to-date)'."""
+    p = parse_period(label)
+    forms = templates(language)["periods"]
+    if p.kind == "FY":
+        form = forms["FY"]
+    elif p.kind == "Q":
+        form = forms["Q"]
+    elif p.kind == "TTM":
+        form = forms["TTM"]
+    else:
+        form = forms["H1"] if p.quarter == 2 else forms["Q3YTD"]
+    return form.format(year=p.fiscal_year, q=p.quarter, label=p.label)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Everything drawn at random for an item's instruction (shared by its hint variants)."""
+
+    language: str
+    system: str
+    intro: str
+    question: str  # the template, unfilled
+    decimals: int
+    currency_unit: str  # units | thousands | ... (applies to currency-valued indices)
+    answer_format: str  # number | html_table | json | tuple_list
+
+
+def choose(rng: random.Random, *, language: str, paradigm: str, units: list[str], decimals: list[int],
+           table_formats: list[str]) -> Choice:
+    pool = templates(language)
+    return Choice(
+        language=language,
+        system=rng.choice(pool["system"]),
+        intro=rng.choice(pool["intro"]),
+        question=rng.choice(pool[paradigm]),
+        decimals=rng.choice(decimals),
+        currency_unit=rng.choice(units),
+        answer_format="number" if paradigm == "single" else rng.choice(table_formats),
+    )
+
+
+def constraint_text(choice: Choice, kinds: list[str], currency: str) -> str:
+    """'Express currency amounts in millions of US dollars; express ratios as percentages and round to 2 decimal places.'"""
+    pool = templates(choice.language)
+    cur = pool["currency"].get(currency, currency)
+    seen, parts = set(), []
+    for kind in kinds:
+        key = choice.currency_unit if kind == "currency" else kind
+        if key not in seen:
+            seen.add(key)
+            text = pool["units"][key].format(currency=cur)
+            parts.append(text if not parts or choice.language != "en" else text[0].lower() + text[1:])
+    sep = "; " if choice.language == "en" else "；"
+    return sep.join(parts) + " " * (choice.language == "en") + pool["decimals"].format(decimals=choice.decimals)
+
+
+def user_message(choice: Choice, *, company: str, company_name: str, blocks: list[str], index_names: list[str],
+                 periods: list[str], kinds: list[str], currency: str, hints: list[str] | None) -> str:
+    """The whole user turn: intro, numbered documents, question, optional formula block, constraints, answer format."""
+    pool = templates(choice.language)
+    sep = pool["list_sep"]
+    parts = [choice.intro.format(company_name=company_name, company=company), ""]
+    for n, block in enumerate(blocks, 1):
+        parts += [pool["block_header"].format(n=n), block, ""]
+    parts += [pool["blocks_end"], ""]
+    period_text = sep.join(describe_period(p, choice.language) for p in periods)
+    parts.append(choice.question.format(company_name=company_name, company=company, index=sep.join(index_names),
+                                        indices=sep.join(index_names), period=period_text, periods=period_text))
+    if hints is not None:
+        if len(hints) == 1:
+            parts.append(pool["hint_single"].format(hint=hints[0]))
+        else:
+            items = "\n".join(pool["hint_item"].format(index=n, hint=h) for n, h in zip(index_names, hints))
+            parts.append(pool["hint_table"].format(hints=items))
+    parts.append(constraint_text(choice, kinds, currency))
+    parts.append(pool["answer"][choice.answer_format])
+    return "\n".join(parts)

@@ -1,0 +1,72 @@
+"""Datatrove-style small steps: each takes a sample and returns it or raises `Drop(reason)`; the run
+counts kept samples and drops by named reason.
+
+    python -c "from ledgerlm.synth.build.pipeline import *; s=Stats(); s.drop('over_token_cap'); print(s.as_dict())"
+
+A slot (one item index) yields one sample per hint variant; a drop before the variants are made
+counts once per variant, so `kept + sum(drops) == slots × variants` for every run.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+class Drop(Exception):
+    """A sample left out of the dataset; `reason` is a short snake_case name that the manifest counts."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
+
+
+@dataclass
+class Stats:
+    kept: int = 0
+    drops: Counter = field(default_factory=Counter)
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        self.drops[reason] += n
+
+    def add(self, other: "Stats") -> None:
+        self.kept += other.kept
+        self.drops.update(other.drops)
+
+    def as_dict(self) -> dict:
+        return {"kept": self.kept, "drops": dict(sorted(self.drops.items()))}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Stats":
+        return cls(kept=int(d["kept"]), drops=Counter(d["drops"]))
+
+
+Step = Callable[[dict], dict]
+
+
+def run_steps(steps: list[tuple[str, Step]], samples: list[dict], stats: Stats) -> list[dict]:
+    """Pass each sample through the steps in order; count drops by reason and return what is kept."""
+    kept = []
+    for sample in samples:
+        try:
+            for _name, step in steps:
+                sample = step(sample)
+        except Drop as drop:
+            stats.drop(drop.reason)
+            continue
+        kept.append(sample)
+    stats.kept += len(kept)
+    return kept
+
+
+def token_cap_step(counter, max_tokens: int) -> Step:
+    """Count the final prompt's tokens into `n_tokens` / `tokenizer`; drop `over_token_cap` above `max_tokens`."""
+
+    def step(sample: dict) -> dict:
+        n = counter.count_messages(sample["messages"])
+        if n > max_tokens:
+            raise Drop("over_token_cap", f"{n} > {max_tokens} tokens")
+        sample["n_tokens"], sample["tokenizer"] = n, counter.name
+        return sample
+
+    return step

@@ -1,0 +1,161 @@
+"""Shards, completion markers, resume and deterministic merge.
+
+    python -m pytest tests/test_synth_build_shards.py -q
+
+Item slots 0..n-1 are cut into fixed-size shards (`shard_size`, not the number of processes, so
+`--num-proc` and `--shard i/n` never change what is generated). A shard is written to a temp file,
+renamed, and only then marked done (`shard-K.done`); a rerun skips marked shards and redoes the
+rest, so a SIGKILLed run resumes without duplicates. The merge reads shards in index order,
+drops duplicate signatures (the earliest slot wins) and writes each split file atomically.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.build.pipeline import Stats
+
+SPLITS = ("train", "dev", "test")
+SlotFn = Callable[[int, Stats], list[dict]]  # slot index -> kept samples (drops counted into Stats)
+
+_SLOT_FN: SlotFn | None = None  # set before forking workers (fork start method shares it)
+
+
+def n_shards(n_slots: int, shard_size: int) -> int:
+    return (n_slots + shard_size - 1) // shard_size
+
+
+def shard_slots(k: int, n_slots: int, shard_size: int) -> range:
+    return range(k * shard_size, min(n_slots, (k + 1) * shard_size))
+
+
+def _paths(out: Path, k: int) -> tuple[Path, Path, Path]:
+    base = out / "shards" / f"shard-{k:05d}"
+    return base.with_suffix(".jsonl"), base.with_suffix(".stats.json"), base.with_suffix(".done")
+
+
+# the fields the merge needs (dedup signature, split, manifest counts): kept in a small sidecar per shard so
+# the merge copies row lines verbatim instead of parsing and re-encoding every prompt
+META_FIELDS = ("id", "split", "paradigm", "axis", "hint", "company", "target_periods", "indices", "traps",
+               "context_formats", "answer_format", "unit", "decimals", "n_tokens", "language")
+
+
+def _meta(row: dict) -> dict:
+    meta = {k: row.get(k) for k in META_FIELDS}
+    meta["answer"] = row["answer"] if isinstance(row["answer"], str) else 0
+    return meta
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)  # atomic: a killed process leaves the old file or none, never half a file
+
+
+def dumps(row: dict) -> str:
+    return json.dumps(row, ensure_ascii=False, separators=(", ", ": "))
+
+
+def check_run_file(out: Path, fingerprint: dict) -> None:
+    """Record what this output folder is for; refuse to mix shards of two different configs."""
+    path = out / "run.json"
+    text = json.dumps(fingerprint, indent=2, sort_keys=True) + "\n"
+    if path.is_file() and path.read_text(encoding="utf-8") != text:
+        raise InputError("this folder holds shards of a run with a different config or seed; use a new --out", path=str(path))
+    out.joinpath("shards").mkdir(parents=True, exist_ok=True)
+    if not path.is_file():
+        _atomic_write(path, text)
+
+
+def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn) -> Stats:
+    rows_path, stats_path, done_path = _paths(out, k)
+    stats, lines, metas = Stats(), [], []
+    for slot in shard_slots(k, n_slots, shard_size):
+        for row in slot_fn(slot, stats):
+            lines.append(dumps(row))
+            metas.append(dumps(_meta(row)))
+    _atomic_write(rows_path, "".join(line + "\n" for line in lines))
+    _atomic_write(rows_path.with_suffix(".meta"), "".join(line + "\n" for line in metas))
+    _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
+    _atomic_write(done_path, "")
+    return stats
+
+
+def _worker(args: tuple) -> tuple[int, dict]:
+    out, k, n_slots, shard_size = args
+    return k, run_shard(Path(out), k, n_slots, shard_size, _SLOT_FN).as_dict()
+
+
+def pending_shards(out: Path, n_slots: int, shard_size: int, select: tuple[int, int] = (0, 1)) -> list[int]:
+    """Shards this job owns (k % n == i) that have no completion marker yet."""
+    i, n = select
+    return [k for k in range(n_shards(n_slots, shard_size)) if k % n == i and not _paths(out, k)[2].exists()]
+
+
+def run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num_proc: int = 1,
+               select: tuple[int, int] = (0, 1), on_done: Callable[[int, Stats], None] | None = None) -> None:
+    """Generate every pending shard of this job, in `num_proc` forked processes; `on_done(k, stats)` per shard."""
+    global _SLOT_FN
+    todo = pending_shards(out, n_slots, shard_size, select)
+    if num_proc <= 1 or len(todo) <= 1:
+        for k in todo:
+            stats = run_shard(out, k, n_slots, shard_size, slot_fn)
+            if on_done:
+                on_done(k, stats)
+        return
+    _SLOT_FN = slot_fn
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(num_proc) as pool:
+        for k, stats in pool.imap_unordered(_worker, [(str(out), k, n_slots, shard_size) for k in todo]):
+            if on_done:
+                on_done(k, Stats.from_dict(stats))
+
+
+def find_shards(dirs: list[Path], n_slots: int, shard_size: int) -> list[Path]:
+    """The finished rows file of every shard, looked up across `dirs`; error naming the ones missing."""
+    found, missing = [], []
+    for k in range(n_shards(n_slots, shard_size)):
+        hit = next((d for d in dirs if _paths(d, k)[2].exists()), None)
+        (found if hit else missing).append(_paths(hit, k)[0] if hit else k)
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")
+        raise InputError(f"{len(missing)} shard(s) not finished: {shown} — run the remaining --shard jobs first",
+                         path=", ".join(map(str, dirs)))
+    return found
+
+
+def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stats: Stats) -> Iterator[tuple[dict, str]]:
+    """(meta, row line) of every shard in order, first occurrence of each signature only (drops counted as `duplicate`)."""
+    seen = set()
+    for path in rows_files:
+        stats.add(Stats.from_dict(json.loads(path.with_name(path.name.replace(".jsonl", ".stats.json")).read_text())))
+        with open(path, encoding="utf-8") as rows, open(path.with_suffix(".meta"), encoding="utf-8") as metas:
+            for line, meta_line in zip(rows, metas):
+                meta = json.loads(meta_line)
+                sig = signature(meta)
+                if sig in seen:
+                    stats.kept -= 1
+                    stats.drop("duplicate")
+                    continue
+                seen.add(sig)
+                yield meta, line
+
+
+def write_splits(out: Path, rows: Iterator[tuple[dict, str]], on_row: Callable[[dict], None]) -> None:
+    """Stream row lines into train/dev/test.jsonl (temp files renamed at the end, so a kill leaves no half file)."""
+    out.mkdir(parents=True, exist_ok=True)
+    handles = {s: open(out / f"{s}.jsonl.tmp", "w", encoding="utf-8") for s in SPLITS}
+    try:
+        for meta, line in rows:
+            on_row(meta)
+            handles[meta["split"]].write(line)
+    finally:
+        for f in handles.values():
+            f.close()
+    for s in SPLITS:
+        os.replace(out / f"{s}.jsonl.tmp", out / f"{s}.jsonl")

@@ -1,0 +1,146 @@
+"""Worked solutions from computation traces, in the style of the FinIndices case studies (Appendix A):
+which reports and line items, the period arithmetic, the formula, unit conversion and rounding, and the
+final answer written exactly in the requested answer format (it is the solution's last line, so the
+evaluator's `oracle` backend, which answers with the solution verbatim, scores 100%).
+
+    python -m pytest tests/test_synth_build_items.py -q -k solution
+
+Deficiency items say which report is missing and which facts of it the computation needs.
+"""
+from __future__ import annotations
+
+PHRASES = {
+    "en": {
+        "reports": "Step 1 - Reports and line items used:",
+        "from": "From the {report} {scope} report:",
+        "periods": "Step 2 - Period arithmetic:",
+        "formula": "Step 3 - Formula and calculation:",
+        "rounding": "Step 4 - Unit conversion and rounding (half away from zero):",
+        "cell": "{index}, {period}:",
+        "index_formula": "{index} = {formula}",
+        "no_periods": "Every value is read directly from a report (no de-cumulation needed).",
+        "scaled": "{raw} -> {unit}, {decimals} decimals = {text}",
+        "final": "Final answer:",
+        "need": "Step 1 - Reports the computation needs: {reports}.",
+        "shown": "Step 2 - Reports provided: {reports}.",
+        "missing": "Step 3 - The {report} report is missing. The computation needs from it: {facts}. {why}",
+        "stop": "Step 4 - Without it the value cannot be derived, so I do not substitute another period's figures.",
+        "consolidated": "consolidated", "parent": "parent-company",
+        "units": {"units": "units", "thousands": "thousands", "ten_thousands": "ten-thousands", "millions": "millions",
+                  "hundred_millions": "hundred-millions", "billions": "billions", "percent": "percent"},
+    },
+    "zh": {
+        "reports": "第1步 - 使用的报告与科目：",
+        "from": "来自{report}{scope}报表：",
+        "periods": "第2步 - 期间换算：",
+        "formula": "第3步 - 公式与计算：",
+        "rounding": "第4步 - 单位换算与舍入（四舍五入，远离零）：",
+        "cell": "{index}，{period}：",
+        "index_formula": "{index} = {formula}",
+        "no_periods": "所有数值均可直接从报告读取，无需拆分累计数。",
+        "scaled": "{raw} -> {unit}，保留{decimals}位小数 = {text}",
+        "final": "最终答案：",
+        "need": "第1步 - 计算所需的报告：{reports}。",
+        "shown": "第2步 - 已提供的报告：{reports}。",
+        "missing": "第3步 - 缺少{report}报告。计算需要其中的：{facts}。{why}",
+        "stop": "第4步 - 缺少该报告无法推导该数值，因此不能用其他期间的数据替代。",
+        "consolidated": "合并", "parent": "母公司",
+        "units": {"units": "元(原单位)", "thousands": "千", "ten_thousands": "万", "millions": "百万",
+                  "hundred_millions": "亿", "billions": "十亿", "percent": "百分比"},
+    },
+}
+
+
+def num(x: float) -> str:
+    """A trace number: thousands separators, integers without decimals, others to 10 significant digits."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.10g}"
+
+
+def _label(concept: str, language: str) -> str:
+    from ledgerlm.synth.statements.taxonomy import concept_info
+
+    try:
+        info = concept_info(concept)
+    except KeyError:
+        return concept
+    return (info.label_en if language == "en" else info.label_zh or info.label_en) or concept
+
+
+def _facts_by_report(values, language: str, only: set[str] | None = None) -> list[str]:
+    t = PHRASES[language]
+    by_report: dict[str, dict] = {}
+    for row in values:
+        for v in row:
+            for f in v.facts:
+                if only is None or f.report in only:
+                    by_report.setdefault(f.report, {})[f.concept] = f.value
+    lines = []
+    for report in sorted(by_report):
+        lines.append(t["from"].format(report=report, scope=t["consolidated"]))
+        lines += [f"- {_label(c, language)} ({c}): {num(val)}" for c, val in by_report[report].items()]
+    return lines
+
+
+def _period_steps(v) -> list[str]:
+    out = []
+    for step in v.trace:
+        if step["kind"] == "fact":
+            derived = [s for s in step.get("steps", []) if " = " in s and ("-" in s.split(" = ")[1] or "+" in s.split(" = ")[1])]
+            out += derived
+    return list(dict.fromkeys(out))
+
+
+def _calc_steps(v) -> list[str]:
+    out = []
+    for step in v.trace:
+        if step["kind"] == "calc" and step.get("arithmetic"):
+            out.append(f"{step['expr']} = {step['arithmetic']} = {num(step['value'])}")
+        elif step["kind"] == "aggregate":
+            items = " + ".join(f"{i['concept']} {num(i['value'])}" for i in step["interest_bearing_items"]) or "0"
+            out.append(f"{step['name']} ({step['period']}): interest-bearing items {items}; "
+                       f"total liabilities {num(step['total_liabilities'])} -> {num(step['value'])}")
+        elif step["kind"] == "index":
+            out.append(f"{step['index']} = {step['formula']} = {num(step['value'])}")
+    return out
+
+
+def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list) -> str:
+    """The worked solution; its last line is `final`, the answer in the requested format."""
+    t = PHRASES[language]
+    if item.missing is not None:
+        return _deficiency(item, t, language, final, shown)
+    lines = [t["reports"], *_facts_by_report(item.values, language)]
+    period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
+    lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
+    lines += ["", t["formula"]]
+    for ix, name, row in zip(item.indices, names, item.values):
+        lines.append(t["index_formula"].format(index=f"{name} ({ix.id})", formula=ix.formula))
+        for period, v in zip(item.periods, row):
+            if len(item.values) * len(item.periods) > 1:
+                lines.append(t["cell"].format(index=ix.id, period=period))
+            lines += [f"  {s}" for s in _calc_steps(v)] or [f"  = {num(v.value)}"]
+    lines += ["", t["rounding"]]
+    from ledgerlm.synth.build.answers import answer_text, answer_unit
+
+    for ix, row in zip(item.indices, item.values):
+        for period, v in zip(item.periods, row):
+            unit = answer_unit(v.result, choice.currency_unit)
+            text = answer_text(v.value, v.result, choice.currency_unit, choice.decimals)
+            lines.append(f"{ix.id} {period}: " + t["scaled"].format(raw=num(v.value), unit=t["units"].get(unit, unit),
+                                                                 decimals=choice.decimals, text=text))
+    lines += ["", t["final"], final]
+    return "\n".join(lines)
+
+
+def _deficiency(item, t: dict, language: str, final: str, shown: list) -> str:
+    v = item.values[0][0]
+    from ledgerlm.synth.build.contexts import consulted
+
+    needed = sorted({r.label for r in consulted(v)[0]})
+    shown_labels = sorted({r.label for r, scope in shown if scope == "consolidated"})
+    missing = item.missing.label
+    facts = sorted({f"{_label(f.concept, language)} ({f.concept})" for f in v.facts if f.report == missing})
+    lines = [t["need"].format(reports=", ".join(needed)), t["shown"].format(reports=", ".join(shown_labels) or "-"),
+             t["missing"].format(report=missing, facts=", ".join(facts), why=item.deficiency_error), t["stop"],
+             "", t["final"], final]
+    return "\n".join(lines)
