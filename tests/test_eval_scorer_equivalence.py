@@ -287,7 +287,7 @@ def _rand_number(rng: random.Random) -> str:
 
 
 def _mutate(rng: random.Random, text: str, sample: dict) -> str:
-    kind = rng.randrange(22)
+    kind = rng.randrange(24)
     if kind == 0:
         return text.replace("-", "\u2212")
     if kind == 1:
@@ -335,6 +335,11 @@ def _mutate(rng: random.Random, text: str, sample: dict) -> str:
         return text.upper() if rng.random() < 0.3 else text.lower()
     if kind == 20:
         return text.replace("\n", rng.choice(["\r\n", "  \n", "\n\n"]))
+    if kind == 22:  # long Chinese reasoning before the answer (past the 2,000-character marker window)
+        words = ["计算", "答案", "最终答案", "答案：", "信息", "不足", "，", "。", _rand_number(rng), "answer", "\n"]
+        return "".join(rng.choice(words) for _ in range(rng.randint(300, 900))) + "\n" + text
+    if kind == 23:  # characters that re.IGNORECASE matches to i or s, but str.lower() does not
+        return text.replace(rng.choice(["s", "i", "I"]), rng.choice(["\u017f", "\u0131", "\u0130"]))
     return re.sub(r"-?\d+\.\d+", lambda m: _rand_number(rng) if rng.random() < 0.3 else m.group(), text)
 
 

@@ -228,3 +228,12 @@ def test_score_cli_scores_saved_predictions(tmp_path, capsys):
     assert results["metrics"]["parse_failure_rate"] == pytest.approx(4 / 12)
     assert samples[0]["error_reason"] == "unterminated_think" and samples[0]["answer_text"] is None
     assert "accuracy 66.67%" in capsys.readouterr().out
+
+
+def test_integer_too_large_for_a_float_is_no_answer_not_a_crash():
+    """A JSON cell of 400 digits used to raise OverflowError (fixed in scorer version 2)."""
+    from ledgerlm.evaluate.finindices.extract import parse_cell
+
+    assert parse_cell(10**400) is None
+    assert parse_cell(int("9" * 4000)) is None
+    assert parse_cell(12) == 12.0

@@ -15,6 +15,11 @@ with a regex extractor Φ(B). This module is Ψ and Φ:
 - `answer_span`: where the final answer of a `number` item sits — the last `\\boxed{}`, else the
   line after the last `Final answer:` / `Answer:` / `答案：` marker (its first number is the
   answer), else the last non-empty line (its last number is the answer).
+
+Speed (tests/bench/scorer_speed.py): case-insensitive words are looked up in `text.lower()` with
+str.find and confirmed with the regex at that spot (`lowered`), plain HTML tables are read in one
+regex pass, JSON numbers and plain numeric cells skip `parse_cell`'s checks. Each fast path gives
+exactly what the plain code gives; tests/test_eval_scorer_equivalence.py holds them to a reference.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\u00a0": " ", "\u2009": " ", "\u202f": " "})
@@ -85,7 +91,11 @@ def parse_cell(cell: Any) -> float | None:
     if isinstance(cell, bool) or cell is None:
         return None
     if isinstance(cell, (int, float)):
-        return float(cell) if math.isfinite(cell) else None
+        try:  # a JSON integer of hundreds of digits does not fit a float: not a usable answer
+            value = float(cell)
+        except OverflowError:
+            return None
+        return value if math.isfinite(value) else None
     if not isinstance(cell, str) or len(cell) > 64:
         return None
     if "_" not in cell:
@@ -126,7 +136,7 @@ def lowered(text: str) -> str | None:
     search in it at the same positions (always for ASCII text); None otherwise (callers use the regex)."""
     if text.isascii():
         return text.lower()
-    if _FOLD_SPECIAL.search(text):  # İ ı ſ match i/s under re.IGNORECASE but not after lower()
+    if len(text) > 2000 or _FOLD_SPECIAL.search(text):  # long non-ASCII text: lower() costs more than the regex  # İ ı ſ match i/s under re.IGNORECASE but not after lower()
         return None
     low = text.lower()
     return low if len(low) == len(text) else None
@@ -137,8 +147,12 @@ def _last_marker_end(text: str, low: str | None) -> int | None:
     and a match nested in an earlier one (`answer:` in `final answer:`) ends where that one ends."""
     if low is None:
         last = None
-        for last in _MARKER.finditer(text):
+        tail = max(0, len(text) - 2000)  # the last marker is usually near the end: search there first
+        for last in _MARKER.finditer(text, tail):
             pass
+        if last is None and tail:
+            for last in _MARKER.finditer(text):
+                pass
         return None if last is None else last.end()
     best_start, best_end = -1, None
     at = low.rfind("answer")
@@ -224,11 +238,26 @@ def _html_block(text: str, low: str | None) -> Block | None:
             return None
         block = tables[-1]
     rows = []
+    if _PLAIN_TABLE.fullmatch(block):  # only table/tr/td/th tags, cells without markup: one regex pass
+        cells: list[str] = []
+        for row_tag, cell in _PLAIN_TOKEN.findall(block):
+            if row_tag:
+                cells = []
+                rows.append(cells)
+            else:
+                cells.append(cell.strip())
+        return Block(block, [row for row in rows if row])
     for row in _TR.split(block)[1:]:
         cells = [_cell_text(cell) for cell in _CELL_SPLIT.split(row)[1:]]
         if cells:
             rows.append(cells)
     return Block(block, rows)
+
+
+# A table in which every `<` opens one of these tags splits into the same rows and cells either way.
+_PLAIN_TABLE = re.compile(r"<table\b[^<>]*>\s*(?:<tr\b[^<>]*>\s*(?:<t[dh]\b[^<>]*>[^<]*</t[dh]\s*>\s*)*</tr\s*>\s*)*</table\s*>",
+                          re.IGNORECASE)
+_PLAIN_TOKEN = re.compile(r"<(tr)\b[^<>]*>|<t[dh]\b[^<>]*>([^<]*)", re.IGNORECASE)  # a row opens, or a cell and its text
 
 
 _TABLE_OPEN = re.compile(r"<table\b[^>]*>", re.IGNORECASE)
@@ -297,9 +326,9 @@ def _list_block(body: str) -> Block:
         return Block(body, None, "invalid")
     if not isinstance(data, list):
         return Block(body, None, "not_rows")
-    if data and all(not isinstance(x, (list, dict)) for x in data):
+    if data and not any(map(isinstance, data, repeat((list, dict)))):
         data = [data]  # one index: a flat row
-    if not all(isinstance(row, list) for row in data):
+    if not all(map(isinstance, data, repeat(list))):
         return Block(body, None, "not_rows")
     return Block(body, data)
 
@@ -364,7 +393,9 @@ def block_values(block: Block) -> tuple[list[list[float]] | None, list[float]]:
                 if not cell.isascii() or "&" in cell:
                     numbers.extend(extract_numbers(normalize(cell)))
                 elif _DIGIT.search(cell):
-                    numbers.extend(extract_numbers(cell))
+                    numbers.extend(_label_numbers(cell))
+            elif kind is str and len(cell) <= 64 and "_" not in cell and (value := _float_or_none(cell)) is not None:
+                values.append(value)  # parse_cell's own fast path, without its type checks
             else:
                 value = parse_cell(cell)
                 if value is not None:
@@ -377,6 +408,20 @@ def block_values(block: Block) -> tuple[list[list[float]] | None, list[float]]:
             grid.append(values)
             numbers.extend(values)
     return grid, numbers
+
+
+def _float_or_none(cell: str) -> float | None:
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if value - value == 0 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_numbers(label: str) -> tuple[float, ...]:
+    """Numbers inside an ASCII label cell (`FY2023`, `Q3 2023`); labels repeat across outputs."""
+    return tuple(extract_numbers(label))
 
 
 _ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

@@ -24,13 +24,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices import extract
 from ledgerlm.evaluate.reasoning import split_reasoning
 
-SCORER_VERSION = 1  # bump together with `version` in evaluate/tasks/finindices/finindices.yaml
+SCORER_VERSION = 2  # bump together with `version` in evaluate/tasks/finindices/finindices.yaml
 FILTER_CHAIN = ("strip_reasoning", "isolate_answer", "extract_numbers", "match_at_precision")
 DEFICIENT = "Insufficient information"
 PARSE_ERRORS = frozenset({"unterminated_think", "empty_response", "no_number"})
@@ -89,9 +90,9 @@ def score_response(sample: dict, response_text: str | None) -> ScoreResult:
     if len(answer_text) > extract.MAX_CHARS:
         answer_text = answer_text[-extract.MAX_CHARS :]
     text = extract.normalize(answer_text)
-    low = extract.lowered(text)
     fmt = sample.get("answer_format") or "number"
     truth = sample.get("answer")
+    low = extract.lowered(text) if fmt in _NEEDS_LOWER or isinstance(truth, str) else None  # None: the regexes scan
     if isinstance(truth, str) and truth.strip().lower() == DEFICIENT.lower():
         return _score_deficiency(text, low, fmt, _years(sample))
     decimals = _decimals(sample)
@@ -99,6 +100,9 @@ def score_response(sample: dict, response_text: str | None) -> ScoreResult:
         value = _truth_value(sample, truth)
         return _score_single(text, low, value, decimals, _years(sample), f"{value:.0f}")
     return _score_table(text, low, fmt, _truth_grid(sample, truth), decimals)
+
+
+_NEEDS_LOWER = frozenset({"number", "html_table"})  # answer markers, refusals and <table> are searched in text.lower()
 
 
 def _refuses(text: str, low: str | None) -> bool:
@@ -147,8 +151,9 @@ def _score_table(text: str, low: str | None, fmt: str, truth: list[list[float]],
 
 def _positional(grid: list[list[float]], need: list[list[int | None]], decimals: int) -> bool:
     keys = [_keys(row, decimals) for row in grid]
-    transposed = [list(col) for col in zip(*need)]
-    for want in (need, transposed):
+    for want in (need, None):
+        if want is None:
+            want = [list(col) for col in zip(*need)]  # the transpose, only when needed
         n, t = len(want), len(want[0]) if want else 0
         if not n or len(keys) < n or len(keys) > n + 1:  # at most one numeric header row
             continue
@@ -203,7 +208,7 @@ def _truth_value(sample: dict, truth: Any) -> float:
 def _truth_grid(sample: dict, truth: Any) -> list[list[float]]:
     if not isinstance(truth, list) or not truth:
         raise InputError(f"sample {sample.get('id')!r}: table answer {truth!r} is not a list of rows", field="answer")
-    rows = truth if all(isinstance(r, list) for r in truth) else [truth]
+    rows = truth if all(map(isinstance, truth, repeat(list))) else [truth]
     grid = []
     for row in rows:  # a finite float is its own parse_cell
         values = [v if type(v) is float and v - v == 0 else extract.parse_cell(v) for v in row]

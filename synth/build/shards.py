@@ -129,12 +129,13 @@ def find_shards(dirs: list[Path], n_slots: int, shard_size: int) -> list[Path]:
     return found
 
 
-def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stats: Stats) -> Iterator[tuple[dict, str]]:
-    """(meta, row line) of every shard in order, first occurrence of each signature only (drops counted as `duplicate`)."""
+def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stats: Stats) -> Iterator[tuple[dict, bytes]]:
+    """(meta, row line as UTF-8 bytes, copied verbatim) of every shard in order, first occurrence of each
+    signature only (drops counted as `duplicate`)."""
     seen = set()
     for path in rows_files:
         stats.add(Stats.from_dict(json.loads(path.with_name(path.name.replace(".jsonl", ".stats.json")).read_text())))
-        with open(path, encoding="utf-8") as rows, open(path.with_suffix(".meta"), encoding="utf-8") as metas:
+        with open(path, "rb") as rows, open(path.with_suffix(".meta"), encoding="utf-8") as metas:
             for line, meta_line in zip(rows, metas):
                 meta = json.loads(meta_line)
                 sig = signature(meta)
@@ -146,10 +147,11 @@ def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stat
                 yield meta, line
 
 
-def write_splits(out: Path, rows: Iterator[tuple[dict, str]], on_row: Callable[[dict], None]) -> None:
-    """Stream row lines into train/dev/test.jsonl (temp files renamed at the end, so a kill leaves no half file)."""
+def write_splits(out: Path, rows: Iterator[tuple[dict, bytes]], on_row: Callable[[dict], None]) -> None:
+    """Stream row lines (UTF-8 bytes) into train/dev/test.jsonl (temp files renamed at the end, so a kill
+    leaves no half file)."""
     out.mkdir(parents=True, exist_ok=True)
-    handles = {s: open(out / f"{s}.jsonl.tmp", "w", encoding="utf-8") for s in SPLITS}
+    handles = {s: open(out / f"{s}.jsonl.tmp", "wb") for s in SPLITS}
     try:
         for meta, line in rows:
             on_row(meta)

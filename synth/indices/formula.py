@@ -52,46 +52,58 @@ class FormulaError(InputError):
     """A formula that is not in the language: names the index and the bad token."""
 
 
-@dataclass(frozen=True)
-class Num:
-    value: float
+class _Text:
+    """`str(node)` is the formula text of the node; compute.py uses it as a memo key at every evaluation
+    step, so it is built once per node (nodes are frozen) and kept."""
 
     def __str__(self) -> str:
+        text = self.__dict__.get("_str")
+        if text is None:
+            text = self._text()
+            object.__setattr__(self, "_str", text)
+        return text
+
+
+@dataclass(frozen=True)
+class Num(_Text):
+    value: float
+
+    def _text(self) -> str:
         return repr(self.value).removesuffix(".0") if self.value == int(self.value) else repr(self.value)
 
 
 @dataclass(frozen=True)
-class Name:
+class Name(_Text):
     name: str
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return self.name
 
 
 @dataclass(frozen=True)
-class Neg:
+class Neg(_Text):
     operand: "Node"
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return f"-{_wrap(self.operand)}"
 
 
 @dataclass(frozen=True)
-class BinOp:
+class BinOp(_Text):
     op: str
     left: "Node"
     right: "Node"
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return f"{_wrap(self.left)} {self.op} {_wrap(self.right, right_of=self.op)}"
 
 
 @dataclass(frozen=True)
-class Call:
+class Call(_Text):
     func: str
     args: tuple["Node", ...]
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return f"{self.func}({', '.join(str(a) for a in self.args)})"
 
 

@@ -32,6 +32,7 @@ ZH_CURRENCY = {"CNY": "元", "USD": "美元", "TWD": "新台币元", "HKD": "港
 FULL_TITLE = re.compile(r"^(?P<title>.+?) — (?P<company>\S+) — (?P<period>\S+) — (?P<scope>consolidated|parent|合并|母公司)$")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same figures are printed in several formats of one statement
 def _number(value: float | None) -> str:
     if value is None:
         return "—"
@@ -40,8 +41,13 @@ def _number(value: float | None) -> str:
 
 
 def _kind(item: dict) -> str:
+    return _concept_kind(item.get("concept", ""))
+
+
+@functools.lru_cache(maxsize=None)
+def _concept_kind(concept: str) -> str:
     try:
-        return concept_info(item.get("concept", "")).kind
+        return concept_info(concept).kind
     except KeyError:
         return "flow"
 

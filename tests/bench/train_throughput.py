@@ -150,7 +150,24 @@ def main() -> None:
             compare_overhead(model_dir, rows, subset, args)
 
 
+def padding_bound(lengths: list[int], cap: int, batch: int, seeds: int = 20) -> float:
+    """Padded tokens / real tokens for shuffled batches of `batch` rows cut at `cap`: the most packing can gain
+    when compute is proportional to tokens (the attention term aside)."""
+    import random
+
+    ratios = []
+    for seed in range(seeds):
+        cut = [min(n, cap) for n in lengths]
+        random.Random(seed).shuffle(cut)
+        padded = sum(batch * max(cut[i:i + batch]) for i in range(0, len(cut), batch))
+        ratios.append(padded / sum(cut))
+    return statistics.mean(ratios)
+
+
 def compare_packing(model_dir: Path, rows, lengths, args) -> None:
+    for cap in sorted({args.max_length, 32768}):
+        bounds = ", ".join(f"batch {b}: {padding_bound(lengths, cap, b):.2f}x" for b in (1, 2, 4, 8, 16))
+        print(f"padded/real tokens at max_length {cap} (packing's ceiling): {bounds}")
     padded, _ = bare_run(model_dir, rows, args, packing=False)
     packed, _ = bare_run(model_dir, rows, args, packing=True)
     rate_pad, rate_pack = padded.tokens / padded.seconds, packed.tokens / packed.seconds
