@@ -12,7 +12,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
-YAMLS = sorted(CONFIGS.rglob("*.yaml"))
+YAMLS = sorted(CONFIGS.rglob("*.yaml")) + sorted((REPO / "recipes" / "configs").glob("*.yaml"))
 COMMANDS = ("accelerate launch", "sbatch ", "python ", "ledgerlm ", "bash ")
 
 
@@ -77,3 +77,19 @@ def test_sft_configs_parse_into_the_script_dataclasses(path):
     command = path.read_text(encoding="utf-8").splitlines()[0]
     for preset in [w for w in command.split() if w.startswith("configs/accelerate/")]:
         assert (REPO / preset).is_file(), f"{_rel(path)} names a missing preset {preset}"
+
+
+@pytest.mark.parametrize("name, dataclass_name", [("finindices_sft", "RecipeConfig"), ("hint_ablation", "AblationConfig")])
+def test_recipe_configs_parse_into_their_dataclasses(name, dataclass_name):
+    import importlib.util
+    import sys
+
+    from trl import TrlParser
+
+    spec = importlib.util.spec_from_file_location(f"recipe_{name}", REPO / "recipes" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module while parsing
+    spec.loader.exec_module(module)
+    (config,) = TrlParser((getattr(module, dataclass_name),)).parse_args_and_config(
+        args=["--config", str(REPO / "recipes" / "configs" / f"{name}.yaml")])
+    assert config.out_dir.startswith("runs/")

@@ -24,6 +24,7 @@ same quarter a year earlier for TTM).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -89,9 +90,15 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         raise LedgerError(f"{where}: {err}") from None
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
-    reports = {parse_report(f.report) for f in ev.facts.values()} | {parse_report(r) for _, r in ev.absent}
+    reports = {_report(f.report) for f in ev.facts.values()} | {_report(r) for _, r in ev.absent}
     return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
                       scope, sorted(set(ev.absent)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _report(label: str) -> ReportKey:
+    """parse_report for the few report labels facts carry (ReportKey is frozen, so sharing is safe)."""
+    return parse_report(label)
 
 
 def default_unit(result_kind: str) -> str:
