@@ -13,7 +13,7 @@ SOURCES = """\
   Schedule I statements where filers report them), https://www.sec.gov/dera/data/financial-statement-data-sets
 - SEC **XBRL instance** documents (AAPL, NFLX excerpts), https://www.sec.gov/edgar
 - Task design follows FinIndices (single-index / table-index paradigms, four capability axes, distractor and
-  deficiency traps, 32,768-token cap): /work/shared/papers/finindices.txt, §2.1–2.2 and Appendix A."""
+  deficiency traps, 32,768-token cap): the FinIndices paper, §2.1–2.2 and Appendix A."""
 
 
 def _table(d: dict) -> str:
