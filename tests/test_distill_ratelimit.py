@@ -37,9 +37,10 @@ def test_rps_spaces_request_starts():
         await asyncio.gather(*(request() for _ in range(11)))
 
     asyncio.run(go())
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
     assert starts[-1] - starts[0] >= 10 / 50 * 0.95
-    assert min(gaps) >= 0.015
+    # start i is scheduled no earlier than i / rps after the first (a late wake-up may shorten the
+    # next gap on a loaded machine, but never lets a start run ahead of its slot)
+    assert all(t - starts[0] >= i / 50 - 0.002 for i, t in enumerate(starts))
 
 
 def test_tokens_per_minute_bucket_waits_and_settle_refunds_unused_tokens():

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ledgerlm.evaluate.epsbench.calculator import calculate, load_schema, neutral_drivers, schema_from_dict
+from ledgerlm.errors import InputError
 from ledgerlm.evaluate.epsbench.cli import main as epsbench_main
 from ledgerlm.evaluate.epsbench.release import load_release
 from ledgerlm.evaluate.epsbench.schema_builder import actual_drivers, build_schema, load_store
@@ -67,3 +68,25 @@ def test_cli_build_schema(tmp_path: Path, capsys):
     schema = load_schema(out)
     assert {d["type"] for d in schema.drivers.values()} == {"yoy", "bps", "absolute", "rate_override"}
     assert json.loads(out.read_text())["_validation"]["target_fq_eps"] == 5.11
+
+
+def test_aapl_labels_from_comparatives(store):
+    """AAPL's embedded 10-K facts keep FY2024 only as a later 10-K's comparative: the builder must still
+    map the filer's fiscal labels (Q4 FY2025 = the September 2025 quarter, reported diluted EPS $1.85;
+    the year-ago Q4 FY2024 carried the EU State Aid tax charge: $0.97)."""
+    built = build_schema(store, "AAPL", "2025Q4")
+    assert built["baseline_fq"] == "2024Q4"
+    assert built["variables_baseline"]["revenue"] == pytest.approx(94930.0, abs=1.0)  # Q4 FY2024 = FY - 9M: $94,930M
+    sc = schema_from_dict(built)
+    assert calculate(sc, neutral_drivers(sc))["eps"] == pytest.approx(0.97, abs=0.011)
+    assert calculate(sc, actual_drivers(store, built))["eps"] == pytest.approx(1.85, abs=0.011)
+
+
+@pytest.mark.parametrize("quarter, field", [("2026Q9", "quarter"), ("banana", "quarter"), ("2027Q1", "pretax_income")])
+def test_cli_build_schema_bad_quarter_is_one_line(tmp_path: Path, capsys, quarter, field):
+    out = tmp_path / "s.json"
+    with pytest.raises(InputError) as err:
+        epsbench_main(["build-schema", "--company", "GOOGL", "--quarter", quarter, "--out", str(out)])
+    assert err.value.field == field and not out.exists()
+    assert epsbench_main(["build-instances", "--companies", "GOOGL", "--quarters", quarter, "2026Q1", "--out", str(tmp_path / "many")]) == 0
+    assert [p.name for p in (tmp_path / "many").iterdir()] == ["GOOGL_2026Q1.json"]

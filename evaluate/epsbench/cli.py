@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ledgerlm.errors import InputError
+from ledgerlm.errors import InputError, LedgerError
 
 
 def _drivers(text: str) -> dict:
@@ -82,7 +82,7 @@ def build_instances_main(argv: list[str]) -> int:
         for quarter in args.quarters:
             try:
                 schema = build_schema(store, company, quarter)
-            except InputError as err:
+            except LedgerError as err:  # InputError or NotDerivable: report and go on
                 print(f"skip {company} {quarter}: {err}")
                 continue
             (out / f"{schema['ticker']}_{quarter}.json").write_text(json.dumps(schema, indent=2), encoding="utf-8")

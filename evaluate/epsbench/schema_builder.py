@@ -20,6 +20,7 @@ store derives Q4 shares as 4 x FY - 3 x nine-month average and Q4 EPS as FY - ni
 """
 from __future__ import annotations
 
+import re
 import statistics
 from typing import Any
 
@@ -49,7 +50,15 @@ def _store_labels(store, company: str) -> dict[int, int]:
     if facts is None:
         return {fy.label: fy.label for fy in years}
     annual = facts[(facts["company"] == company) & (facts["fiscal_period"] == "FY") & (facts["form"].astype(str).str.startswith("10-K"))]
-    own = {pd.Timestamp(end).date(): int(fy) for end, fy in annual.groupby("end")["fiscal_year"].min().items()}
+    # a 10-K labelled `fy` covers the year ending at its latest end date; a comparative year k years
+    # earlier is fy - k (the embedded facts may keep a year only from a later 10-K's comparatives)
+    own: dict = {}
+    for (fy, _filed), rows in annual.groupby(["fiscal_year", "filed"]):
+        latest = pd.Timestamp(rows["end"].max())
+        for end in rows["end"].unique():
+            label = int(fy) - round((latest - pd.Timestamp(end)).days / 365.25)
+            own.setdefault(pd.Timestamp(end).date(), set()).add(label)
+    own = {end: min(labels) for end, labels in own.items()}
     mapping, previous = {}, None
     for fy in years:
         label = own.get(fy.end) if fy.end else None
@@ -172,13 +181,19 @@ def _drivers(leaves: dict[str, float], refs: dict[str, dict[str, float]]) -> dic
 
 def build_schema(store, company: str, target_fq: str) -> dict[str, Any]:
     """One schema dict in the release's format for `company` (ticker/CIK/name) and `target_fq`."""
+    if not re.fullmatch(r"\d{4}Q[1-4]", str(target_fq)):
+        raise InputError(f"quarter {target_fq!r} is not a fiscal quarter like 2026Q1", field="quarter")
     ticker = store.resolve_company(company)
     data = _Quarters(store, ticker)
     year_ago, last_q = _shift(target_fq, -4), _shift(target_fq, -1)
     leaves = quarter_leaves(data, year_ago)
     ttm_quarters = [_shift(last_q, -k) for k in range(4)]
-    pretax_ttm = sum(data.flow("pretax_income", q) for q in ttm_quarters)
-    tax_ttm = sum(data.flow("income_tax", q) for q in ttm_quarters)
+    ttm = {c: [data.flow(c, q) for q in ttm_quarters] for c in ("pretax_income", "income_tax")}
+    for concept, values in ttm.items():
+        if None in values:
+            missing = [q for q, v in zip(ttm_quarters, values) if v is None]
+            raise InputError(f"{ticker} {target_fq}: no {concept} for {', '.join(missing)} (TTM reference)", field=concept)
+    pretax_ttm, tax_ttm = sum(ttm["pretax_income"]), sum(ttm["income_tax"])
     last = quarter_leaves(data, last_q)
     refs = {
         "tax_rate": {"last_q": round(last["tax_rate"], 6), "ttm": round(tax_ttm / pretax_ttm, 6), "q4": round(leaves["tax_rate"], 6)},
