@@ -53,6 +53,8 @@ def write_run(out_dir: str | Path, results: dict[str, Any], samples: Iterable[di
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a JSONL file; a bad line raises InputError naming the file and line."""
     rows = []
+    if not Path(path).is_file():
+        raise InputError("no such file", path=str(path))
     with open(path, encoding="utf-8") as handle:
         for lineno, line in enumerate(handle, 1):
             if line.strip():

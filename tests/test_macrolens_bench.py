@@ -75,3 +75,12 @@ def test_tiny_random_hf_model_runs_all_tasks_with_parse_rate(tmp_path, tokenizer
     assert {s["task"] for s in samples} == set(TASKS.split(","))
     assert all(isinstance(s["response"], str) for s in samples)
     json.dumps(results)  # serialisable
+
+
+@pytest.mark.parametrize("extra, field_or_path", [(["--data", "/no/such/folder"], "/no/such/folder"),
+                                                  (["--data", str(cached_fixture_dir()), "--budget", "T1=abc"], "--budget")])
+def test_bad_data_or_budget_is_a_one_line_input_error(tmp_path, capsys, extra, field_or_path):
+    rc = ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", "T1", "--model", "baseline:naive", "--out", str(tmp_path / "r"), *extra])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and err.startswith("ledgerlm eval: error:") and field_or_path in err and "\n" not in err
+    assert not (tmp_path / "r" / "results.json").exists()

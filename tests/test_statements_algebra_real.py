@@ -139,3 +139,35 @@ def test_cas_html_balance_sheet_passes_validate(tmp_path, capsys):
     assert company["ok"], company
     checked = [b for b in company["checks"]["balance"] if "gap" in b]
     assert checked and all(b["ok"] for b in checked)
+
+
+def test_validate_flags_gap_conflict_and_unit_mixup(tmp_path):
+    """The same CAS sheet, broken three ways: each check reports the fault it exists for."""
+    import pandas as pd
+
+    from test_statements_tables import CAS_BALANCE_HTML
+    from ledgerlm.synth.statements.sources import load_facts
+    from ledgerlm.synth.statements.validate import validate_facts
+
+    path = tmp_path / "cas_balance.html"
+    path.write_text(CAS_BALANCE_HTML, encoding="utf-8")
+    good = load_facts([str(path)], latest_only=False)
+    bad = good.copy()
+    assets = bad.index[(bad["concept"] == "total_assets") & (bad["end"].astype(str) == "2023-12-31")][0]
+    bad.loc[assets, "value"] *= 1.02  # 2% gap > the 0.5% tolerance
+    cash = bad[(bad["concept"] == "cash") & (bad["end"].astype(str) == "2022-12-31")].assign(value=lambda d: d["value"] * 1.05)
+    shares = bad[bad["concept"] == "cash"].head(1).assign(concept="shares_outstanding")  # a share count in CNY
+    company = validate_facts(pd.concat([bad, cash, shares], ignore_index=True))["companies"][0]
+    assert not company["ok"]
+    gaps = [b for b in company["checks"]["balance"] if not b["ok"]]
+    assert [b["report"] for b in gaps] == ["FY2023"] and gaps[0]["gap"] == pytest.approx(0.02 * good.loc[assets, "value"])
+    assert [(c["concept"], c["end"]) for c in company["checks"]["conflicts"]] == [("cash", "2022-12-31")]
+    assert [u["concept"] for u in company["checks"]["units"]] == ["shares_outstanding"]
+
+
+def test_report_filing_date_is_the_original_filing(store):
+    # Alphabet's FY2015 10-K was filed 2016-02-11; an 8-K recast (2016-05-03) and later 10-Ks repeat
+    # FY2015 as comparatives, and the latest-filed values come from those — the date must not.
+    assert store.report_filed("GOOGL", "FY2015") == "2016-02-11"
+    assert store.report_filed("AAPL", "FY2023") == "2023-11-03"
+    assert store.report_filed("AAPL", "FY2023Q1") == "2023-02-03"

@@ -162,3 +162,13 @@ def test_merged_model_matches_the_adapter(run, tiny_dir, tmp_path):
     ids = trainer.processing_class("Gross margin 169,148 on net sales 383,285.", return_tensors="pt")["input_ids"]
     with torch.no_grad():
         assert torch.allclose(merged(ids).logits, adapter(ids).logits, atol=1e-4)
+
+
+def test_missing_config_is_a_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    missing = tmp_path / "nope.yaml"
+    proc = subprocess.run([sys.executable, "train/sft.py", "--config", str(missing)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip() == f"train/sft.py: error: file {missing}: config not found"

@@ -107,6 +107,8 @@ def make_parser():
 if __name__ == "__main__":
     from ledgerlm.errors import LedgerError
 
+    if "--config" in sys.argv[:-1] and not Path(sys.argv[sys.argv.index("--config") + 1]).is_file():
+        sys.exit(f"train/sft.py: error: file {sys.argv[sys.argv.index('--config') + 1]}: config not found")
     script_args, training_args, model_args = make_parser().parse_args_and_config()
     try:
         main(script_args, training_args, model_args)

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from ledgerlm.errors import InputError
 from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
 
 
@@ -22,7 +23,10 @@ class HFSampler:
         self.model_id = f"hf:{path}" + (f"+peft:{peft}" if peft else "")
         self.batch_size = int(batch_size)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        except (OSError, ValueError) as err:  # no such folder / not on the Hub / offline
+            raise InputError(f"cannot load model {path!r}: {str(err).strip().splitlines()[0]}", field="--model") from err
         self.tokenizer.padding_side = "left"  # decoder-only: new tokens must follow the prompt directly
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

@@ -56,7 +56,7 @@ def load_rows(source: str | Path, *, split: str = "test") -> list[dict[str, Any]
         file, raw = Path(HUB_ID), _load_hub(split)
     else:
         raise InputError("no such dataset folder or file", path=str(source))
-    return [_checked(row if "messages" in row else from_official(row, n, split), file) for n, row in enumerate(raw)]
+    return [_checked(row if "messages" in row else from_official(row, n, split, file=file), file) for n, row in enumerate(raw)]
 
 
 def _load_hub(split: str) -> list[dict[str, Any]]:
@@ -82,16 +82,16 @@ def _first(row: dict[str, Any], field: str) -> Any:
     return None
 
 
-def from_official(row: dict[str, Any], n: int, split: str) -> dict[str, Any]:
-    """One official-release record as a contract-4 row (see OFFICIAL_FIELDS)."""
+def from_official(row: dict[str, Any], n: int, split: str, *, file: str | Path | None = None) -> dict[str, Any]:
+    """One official-release record as a contract-4 row (see OFFICIAL_FIELDS); errors name `file`."""
     prompt = _first(row, "prompt")
     if not isinstance(prompt, str):
-        raise InputError(f"official row {n}: no prompt among {OFFICIAL_FIELDS['prompt']}", field="prompt")
+        raise InputError(f"official row {n}: no prompt (a string) among {OFFICIAL_FIELDS['prompt']}", path=file and str(file), field="prompt")
     raw_answer = str(_first(row, "answer") or "")
     fmt = _first(row, "answer_format") or _infer_format(raw_answer)
     fmt = {"html": "html_table", "table": "html_table", "tuple": "tuple_list", "number": "number"}.get(str(fmt).lower(), str(fmt).lower())
     paradigm = str(_first(row, "paradigm") or ("single" if fmt == "number" else "table")).lower()
-    answer, decimals = _official_answer(raw_answer, fmt, n)
+    answer, decimals = _official_answer(raw_answer, fmt, n, file)
     system = _first(row, "system")
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
     hint = _first(row, "hint")
@@ -122,19 +122,19 @@ def _infer_format(answer: str) -> str:
     return "tuple_list" if answer.lstrip().startswith(("[", "(")) else "number"
 
 
-def _official_answer(raw: str, fmt: str, n: int) -> tuple[Any, int]:
+def _official_answer(raw: str, fmt: str, n: int, file: str | Path | None = None) -> tuple[Any, int]:
     if "insufficient" in raw.lower() or "信息不足" in raw:
         return DEFICIENT, 2
     text = extract.normalize(raw)
     if fmt == "number":
         tokens = re.findall(extract._NUMBER, text)
         if not tokens:
-            raise InputError(f"official row {n}: answer {raw[:60]!r} has no number", field="answer")
+            raise InputError(f"official row {n}: answer {raw[:60]!r} has no number", path=file and str(file), field="answer")
         return float(tokens[-1].replace(",", "")), _places(tokens[-1])
     block = extract.isolate_block(text, fmt)
     grid = extract.numeric_grid(block) if block is not None and block.rows else []
     if not grid:
-        raise InputError(f"official row {n}: {fmt} answer {raw[:60]!r} has no numeric rows", field="answer")
+        raise InputError(f"official row {n}: {fmt} answer {raw[:60]!r} has no numeric rows", path=file and str(file), field="answer")
     places = [_places(t) for t in re.findall(extract._NUMBER, block.text)] or [2]
     return grid, max(places)
 

@@ -82,6 +82,10 @@ def run_eval(args: argparse.Namespace) -> int:
                         timing={"wall_s": time.perf_counter() - began, **gen_stats})
     write_run(args.out, results, records)
     print(format_summary(results))
+    failed = [r for r in records if r["backend_error"]]
+    if failed:
+        print(f"warning: {len(failed)} of {len(records)} items got no answer from {sampler.model_id} (scored 0, not cached); "
+              f"first error: {failed[0]['backend_error'][:200]}", file=sys.stderr)
     return 0
 
 
@@ -97,7 +101,9 @@ def run_score(args: argparse.Namespace) -> int:
     rows = read_jsonl(args.predictions)
     records = []
     for n, raw in enumerate(rows):
-        row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test"), "response": raw.get("response")}
+        if "response" not in raw:
+            raise InputError(f"row {raw.get('id', n)!r} has no model output", path=str(args.predictions), field="response")
+        row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test", file=args.predictions), "response": raw.get("response")}
         adapter._checked(row, args.predictions)
         completion = Completion(text=row.get("response") or "", reasoning=row.get("reasoning_content"))
         records.append(score_record(row, completion))

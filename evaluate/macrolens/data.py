@@ -63,11 +63,14 @@ def _read_table(source: str, table: str, schema: Schema) -> pd.DataFrame:
         if not file.is_file():
             raise InputError(f"missing table {table!r} (expected {spec['file']})", path=str(folder))
         return pd.read_parquet(file)
-    if "/" not in source:
+    if source.count("/") != 1 or source.startswith(("/", ".", "~")) or folder.exists():
         raise InputError("neither a local folder of Parquet files nor a Hub dataset id (owner/name)", path=source)
     import datasets  # only when reading from the Hub
 
-    return datasets.load_dataset(source, name=spec["config"], split="train").to_pandas()
+    try:
+        return datasets.load_dataset(source, name=spec["config"], split="train").to_pandas()
+    except Exception as err:  # offline, unknown id or config: one line naming the source and table
+        raise InputError(f"cannot load table {table!r} from the Hub ({type(err).__name__}: {err})", path=source) from err
 
 
 def _logical(df: pd.DataFrame, kind: str, table: str, schema: Schema, source: str) -> pd.DataFrame:

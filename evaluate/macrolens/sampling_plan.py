@@ -31,7 +31,12 @@ def parse_budgets(text: str | None) -> dict[str, int | None]:
         key = key.strip().upper()
         if key != "ALL" and key not in budgets:
             raise InputError(f"unknown task {key!r} in budget {part!r}", field="--budget")
-        n = None if value.strip().lower() in ("full", "all", "none") else int(value)
+        if value.strip().lower() in ("full", "all", "none"):
+            n = None
+        elif value.strip().isdigit():
+            n = int(value)
+        else:
+            raise InputError(f"budget {part!r} must be TASK=N (a whole number) or TASK=full", field="--budget")
         for task in (budgets if key == "ALL" else [key]):
             budgets[task] = n
     return budgets

@@ -158,6 +158,18 @@ class FactStore:
             years = self._fiscal_years(cdf)  # from every filed version: each filing labels its own year
             self._calendars[company] = years
             self._place(company, self._latest(cdf), years)
+            self._first_filed(company, cdf)
+
+    def _first_filed(self, company: str, cdf: pd.DataFrame) -> None:
+        """Each report's filing date: the earliest filing (of every version given) that showed any
+        value dated at the report's end: the original 10-K/10-Q, not a later recast or comparative."""
+        key_by_end = {end: key for (c, key), end in self._report_ends.items() if c == company}
+        rows = cdf[cdf["filed"].astype(str) != ""]
+        ends = rows["end"].dt.date
+        for (scope, end), filed in rows.groupby([rows["scope"].astype(str), ends])["filed"].min().items():
+            key = key_by_end.get(end)
+            if key is not None:
+                self._report_filed[(company, scope or "consolidated", key)] = str(filed)
 
     @staticmethod
     def _fiscal_years(cdf: pd.DataFrame) -> list[FiscalYear]:
@@ -284,10 +296,6 @@ class FactStore:
             ckey = (company, scope, str(row.concept), key)
             if ckey not in self._cells:  # rows are sorted latest-filed first
                 self._cells[ckey] = cell
-            fkey = (company, scope, key)
-            if cell.filed and (fkey not in self._report_filed or cell.filed < self._report_filed[fkey]):
-                if end == self._report_ends.get((company, key)):
-                    self._report_filed[fkey] = cell.filed
 
     # -- views -----------------------------------------------------------------------------
     def restrict(self, allowed: dict[str, Iterable[ReportKey | str]]) -> "FactStore":

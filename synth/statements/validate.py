@@ -59,14 +59,27 @@ def check_balance(store: FactStore, company: str) -> list[dict]:
                 except NotDerivable:
                     out.append({"report": report.label, "scope": scope, "ok": True, "skipped": "total liabilities or equity not reported"})
                 continue
-            gap = assets - (liabilities + equity)
+            try:  # redeemable (mezzanine) equity sits between liabilities and equity
+                temporary = store.reported(company, "temporary_equity", report, scope).value
+                how += " + temporary_equity"
+            except NotDerivable:
+                temporary = 0.0
+            gap = assets - (liabilities + temporary + equity)
             out.append({"report": report.label, "scope": scope, "ok": abs(gap) <= BALANCE_TOLERANCE * abs(assets),
-                        "assets": assets, "liabilities": liabilities, "equity": equity, "gap": gap, "how": f"total_liabilities + {how}"})
+                        "assets": assets, "liabilities": liabilities, "equity": equity + temporary, "gap": gap,
+                        "how": f"total_liabilities + {how}"})
     return out
 
 
-def check_conflicts(facts: pd.DataFrame) -> list[dict]:
+def check_conflicts(facts: pd.DataFrame, *, same_tag: bool = True) -> list[dict]:
+    """Facts for one (concept, window, unit) in one filing whose values differ by > 0.1 %.
+
+    same_tag=True: the same tag reported twice with different values (a real conflict);
+    same_tag=False: alternate tags mapped to one concept disagree (a taxonomy question, reported apart).
+    """
     keys = [c for c in ("company", "scope", "concept", "start", "end", "unit", "source") if c in facts.columns]
+    if same_tag and "tag" in facts.columns:
+        keys.append("tag")
     df = facts[keys + ["value"]].copy()
     df["start"] = df["start"].astype(str)
     df["end"] = df["end"].astype(str)
@@ -75,6 +88,11 @@ def check_conflicts(facts: pd.DataFrame) -> list[dict]:
     bad = spread[(spread["count"] > 1) & ((spread["max"] - spread["min"]) > 0.001 * scale)]
     return [{"concept": r.concept, "scope": r.scope, "start": r.start, "end": r.end, "source": getattr(r, "source", ""),
              "values": [r.min, r.max]} for r in bad.itertuples(index=False)]
+
+
+def _alternates_only(facts: pd.DataFrame) -> list[dict]:
+    same = {(x["concept"], x["start"], x["end"], x["source"]) for x in check_conflicts(facts)}
+    return [x for x in check_conflicts(facts, same_tag=False) if (x["concept"], x["start"], x["end"], x["source"]) not in same]
 
 
 def check_units(facts: pd.DataFrame, store: FactStore) -> list[dict]:
@@ -121,6 +139,7 @@ def validate_facts(facts: pd.DataFrame, companies: list[str] | None = None) -> d
         checks = {
             "balance": check_balance(store, company),
             "conflicts": check_conflicts(cfacts),
+            "alternate_tags_disagree": _alternates_only(cfacts),
             "units": check_units(cfacts, store),
             "quarters": check_quarters(store, company),
         }
@@ -142,6 +161,8 @@ def render_report(report: dict) -> str:
         lines.append(f"  conflicting duplicate facts: {len(checks['conflicts'])}")
         for x in checks["conflicts"][:10]:
             lines.append(f"    {x['concept']} {x['start']}..{x['end']} in {x['source']}: {x['values']}")
+        alternates = checks.get("alternate_tags_disagree", [])
+        lines.append(f"  alternate tags for one concept that disagree (informational): {len(alternates)}")
         lines.append(f"  unit mixups: {len(checks['units'])}")
         for x in checks["units"][:10]:
             lines.append(f"    {x['problem']}")

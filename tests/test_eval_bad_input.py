@@ -1,0 +1,61 @@
+"""Bad input to `ledgerlm eval/score`: one line naming file and field, exit 1, no traceback, no run folder."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from eval_fixtures import make_rows, write_dataset
+
+
+def _ledgerlm(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ledgerlm.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def _write(path, rows) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _fails_cleanly(run, out, *needles) -> None:
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert all(n in run.stderr for n in needles), run.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("case", ["missing_file", "no_response", "official_without_prompt", "official_answer_without_number"])
+def test_score_bad_predictions(tmp_path, case):
+    rows = make_rows(3, seed=5)
+    preds = tmp_path / "preds.jsonl"
+    if case == "no_response":
+        _write(preds, [{**rows[0], "response": "1"}, rows[1]])  # second row lacks `response`
+        needles = (str(preds), "'response'", rows[1]["id"])
+    elif case == "official_without_prompt":
+        _write(preds, [{"id": "q1", "answer": "1.5", "response": "1.5"}])
+        needles = (str(preds), "'prompt'")
+    elif case == "official_answer_without_number":
+        _write(preds, [{"id": "q1", "question": "Gross margin?", "answer": "n/a", "response": "1.5"}])
+        needles = (str(preds), "'answer'")
+    else:
+        needles = (str(preds), "no such file")
+    out = tmp_path / "scored"
+    _fails_cleanly(_ledgerlm("score", "--benchmark", "finindices", "--predictions", str(preds), "--out", str(out), cwd=tmp_path), out, *needles)
+
+
+def test_eval_unloadable_hf_model(tmp_path):
+    write_dataset(tmp_path / "data", make_rows(2, seed=1))
+    out = tmp_path / "run"
+    run = _ledgerlm("eval", "--benchmark", "finindices", "--model", f"hf:{tmp_path / 'no_model_here'}",
+                    "--data", str(tmp_path / "data"), "--out", str(out), cwd=tmp_path)
+    _fails_cleanly(run, out, "'--model'", "no_model_here")
+
+
+def test_eval_warns_when_backend_gives_no_answer(tmp_path):
+    """An unreachable server: the run is written (errors scored 0, not cached) and stderr says why."""
+    write_dataset(tmp_path / "data", make_rows(2, seed=1))
+    run = _ledgerlm("eval", "--benchmark", "finindices", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
+                    "--max-retries", "0", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "run"), "--limit", "2", cwd=tmp_path)
+    assert run.returncode == 0 and "Traceback" not in run.stderr
+    assert "2 of 2 items got no answer" in run.stderr and "ConnectError" in run.stderr
