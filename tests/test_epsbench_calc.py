@@ -139,3 +139,18 @@ def test_cli_calc_json(capsys, tmp_path: Path):
     assert set(out) == {"eps", "nodes"}
     assert out["nodes"]["revenues"] == pytest.approx(90234 * 1.19)
     assert out["eps"] == out["nodes"]["eps"]
+
+
+@pytest.mark.parametrize("name", ["nofile.json", "sub/drivers.txt"])
+def test_cli_calc_missing_drivers_file_says_file_not_found(tmp_path: Path, name: str):
+    missing = tmp_path / name
+    with pytest.raises(InputError) as err:
+        epsbench_main(["calc", "--schema", str(SCHEMAS / "GOOGL_2026Q1.json"), "--drivers", str(missing)])
+    assert "file not found" in str(err.value) and str(missing) in str(err.value)
+    assert "Expecting value" not in str(err.value)
+
+
+def test_cli_calc_inline_json_that_is_broken_still_reports_the_json_error():
+    with pytest.raises(InputError, match="not a JSON object") as err:
+        epsbench_main(["calc", "--schema", str(SCHEMAS / "GOOGL_2026Q1.json"), "--drivers", '{"revenues_yoy": }'])
+    assert "file not found" not in str(err.value)

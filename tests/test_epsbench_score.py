@@ -101,6 +101,21 @@ def test_malformed_records_are_format_failures_not_crashes(tmp_path: Path):
     assert {"id", "pde", "interval_covered", "interval_score", "eps_pred"} <= set(samples[0])
 
 
+def test_jsonl_lines_that_are_not_json_objects_count_as_format_failures_with_line_numbers(tmp_path: Path):
+    good = _record("GOOGL_2026Q1", 5.0, 4.5, 5.5)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps(good) + "\n" + '{"ticker": "AMAT", "eps_gaap_pred": 2.5,' + "\n\n" + "[1, 2]\n")
+    assert score_main(["--benchmark", "epsbench", "--predictions", str(preds), "--out", str(tmp_path / "out")]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["n_records"] == 3 and results["n_format_failures"] == 2
+    assert results["format_compliance"] == pytest.approx(1 / 3)
+    assert results["n_instances"] == 1  # unreadable lines name no instance: they do not add one
+    lines = results["unreadable_lines"]
+    assert [x["line"] for x in lines] == [2, 4]
+    assert all(x["path"] == str(preds) for x in lines)
+    assert "not JSON" in lines[0]["error"] and "not a JSON object" in lines[1]["error"]
+
+
 def test_consensus_win_loss(tmp_path: Path):
     root = tmp_path / "release"
     shutil.copytree(EMBEDDED_RELEASE, root)

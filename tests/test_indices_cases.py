@@ -122,3 +122,23 @@ def test_cli_insufficient_information(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["answer"] == "Insufficient information" and out["value"] is None
     assert out["trace"][0]["missing"] and "FY2001" in out["trace"][0]["message"]
+
+
+def test_cli_text_trace_writes_every_number_with_thousands_separators(capsys, sec_store):
+    """AAPL FY2024 FCFF chains non-integer intermediates of 1e11 (the JSON trace abbreviates them `1.049768053e+11`):
+    the text trace writes them out in full, with separators, and never in e-notation."""
+    import re
+
+    from ledgerlm.synth.indices.cli import main
+
+    assert main(["--company", "AAPL", "--index", "fcff", "--period", "FY2024"]) == 0
+    text = capsys.readouterr().out
+    assert not re.search(r"\de[+-]?\d", text, re.IGNORECASE), text
+    trace = re.sub(r"\[[^\]]*\]", "", text.split("\n", 2)[2])  # past title and formula; [accession numbers] are ids
+    numbers = re.findall(r"(?<![\w.,])-?\d[\d,]*(?:\.\d+)?", trace)
+    big = [n for n in numbers if abs(float(n.replace(",", ""))) >= 1000]
+    assert big and all("," in n for n in big), big
+    nopat = compute(sec_store, "AAPL", "nopat", "FY2024").value
+    assert not float(nopat).is_integer() and f"= {nopat:,.2f} + " in text  # the operand, exact, as its own step shows it
+    fcff = compute(sec_store, "AAPL", "fcff", "FY2024").value
+    assert f"value: {fcff:,.2f}" in text

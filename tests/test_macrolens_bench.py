@@ -45,6 +45,20 @@ def test_single_method_baseline_rejects_uncovered_task(tmp_path, capsys):
     assert rc == 1 and "does not cover T2" in capsys.readouterr().err
 
 
+def test_rejected_model_leaves_no_fixture_folder_and_accepted_one_keeps_it(tmp_path, capsys):
+    out = tmp_path / "rejected"
+    rc = ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", "T2", "--model", "baseline:persistence",
+                   "--data", "fixture", "--out", str(out)])
+    assert rc == 1 and "does not cover T2" in capsys.readouterr().err
+    assert not out.exists()  # validated before anything is written
+    kept = tmp_path / "kept"
+    rc = ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", "T1", "--model", "baseline:persistence", "--data", "fixture",
+                   "--out", str(kept), "--budget", "T1=2", "--horizon", "3", "--b-min", "20", "--b-max", "20"])
+    assert rc == 0, capsys.readouterr().err
+    config = read_run(kept)[0]["config"]
+    assert config["data"] == str(kept / "fixture") and any((kept / "fixture").glob("*.parquet"))
+
+
 def _tiny_model(path, tokenizer_json):
     transformers = pytest.importorskip("transformers")
     tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json), eos_token="<｜end▁of▁sentence｜>",

@@ -13,6 +13,7 @@ import pytest
 from ledgerlm.cli import main as cli_main
 from ledgerlm.synth.statements.companyfacts import load_companyfacts
 from ledgerlm.synth.statements.periods import Period
+from ledgerlm.synth.statements.render import parse_rendered
 from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR
 from ledgerlm.synth.statements.store import FactStore
 
@@ -107,7 +108,15 @@ def test_statements_command_renders_all_formats(fmt, capsys):
         values = {i["concept"]: i["value"] for i in doc["items"]}
         assert values["revenue"] == 383_285_000_000  # Apple FY2023 net sales, in dollars
     else:
-        assert "383" in out
+        doc = parse_rendered(out, fmt)  # the figures as rendered, read back in base units
+        assert (doc["company"], doc["period"], doc["statement"]) == ("AAPL", "FY2023", "income")
+        values = {i["concept"]: i["value"] for i in doc["items"]}
+        assert values["revenue"] == 383_285_000_000
+        assert cli_main(["statements", "--company", "AAPL", "--period", "FY2023", "--statement", "income", "--as", "json"]) == 0
+        as_json = {i["concept"]: i["value"] for i in json.loads(capsys.readouterr().out)["items"]}
+        assert values == pytest.approx(as_json)  # every line item survives the format, not only revenue
+        if fmt != "tuples":  # tuples carry plain numbers; the table formats print the default scale with separators
+            assert "383,285,000,000" in out
 
 
 def test_statements_command_errors_are_one_line(capsys):

@@ -90,6 +90,19 @@ def test_manifest_of_a_default_config_run_covers_every_axis(tmp_path):
     assert sum(len(d) for d in ds.values()) == c["total"]
 
 
+def test_help_and_card_say_num_is_attempted_and_drops_are_counted(reference, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    helptext = " ".join(capsys.readouterr().out.split())
+    assert "attempt" in helptext and "fewer" in helptext and "manifest.json" in helptext and "by reason" in helptext
+    m = json.loads((reference / "manifest.json").read_text())
+    attempted = m["kept"] + sum(m["drops"].values())
+    assert attempted >= m["config"]["num"]  # N rounded up to whole items (one row per hint variant)
+    card = " ".join((reference / "README.md").read_text().split())
+    assert f"attempted: {attempted:,} samples (--num {m['config']['num']:,}" in card
+    assert f"kept: {m['kept']:,}" in card and "fewer rows than --num" in card
+
+
 def test_bad_flags_fail_with_one_line_errors(tmp_path):
     from ledgerlm.errors import InputError
 

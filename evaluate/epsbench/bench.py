@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.epsbench.release import load_release
-from ledgerlm.evaluate.epsbench.scoring import sample_row, score_records
+from ledgerlm.evaluate.epsbench.scoring import sample_row, score_records, unreadable_line
 from ledgerlm.evaluate.epsbench.validation import validate_release
 from ledgerlm.evaluate.runfiles import write_run
 
@@ -93,16 +93,18 @@ def run_score(args: argparse.Namespace) -> int:
 
 def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
     """(run label, record) from a folder of t-1.record.json files or a JSONL file; unreadable
-    records become format failures named by their path."""
+    records become format failures named by their path (JSONL: by file and line number, see `unreadable_line`)."""
     if path.is_file():
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
-                record = {"id": f"{path}:{n}", "format_failure": True, "format_error": "line is not JSON"}
-            yield (str(record.get("run", "s1")) if isinstance(record, dict) else "s1"), record
+            except json.JSONDecodeError as err:
+                record = unreadable_line(path, n, f"line is not JSON ({err.msg})")
+            if not isinstance(record, dict):
+                record = unreadable_line(path, n, f"line is not a JSON object ({type(record).__name__})")
+            yield str(record.get("run", "s1")), record
         return
     if not path.is_dir():
         raise InputError("predictions not found (expected a records folder or a JSONL file)", path=str(path))
@@ -128,4 +130,6 @@ def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: boo
     print(f"epsbench: {results['n_records']} records, {results['n_instances']} instances, median PDE {pct(results['pde_median'])}, "
           f"coverage {results['coverage']}, format compliance {results['format_compliance']}, "
           f"flagged {len(results['validation']['flagged_instances'])} -> {out / 'results.json'}", file=sys.stderr)
+    for bad in results["unreadable_lines"]:
+        print(f"epsbench: {bad['path']}:{bad['line']}: {bad['error']} (counted as a format failure)", file=sys.stderr)
     return 0

@@ -18,8 +18,11 @@ def _drivers(text: str) -> dict:
     """A JSON object, or a file holding one (a record's `fundamental_predictions` also works)."""
     source = "--drivers"
     path = Path(text)
-    if not text.lstrip().startswith("{") and path.is_file():
+    looks_inline = text.lstrip().startswith("{")
+    if not looks_inline and path.is_file():
         text, source = path.read_text(encoding="utf-8"), str(path)
+    elif not looks_inline and (text.endswith(".json") or "/" in text or "\\" in text):
+        raise InputError("drivers file not found" if not path.exists() else "drivers path is a folder, not a file", path=text)
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:

@@ -102,6 +102,16 @@ def parse_record(record: Mapping[str, Any], run: str) -> Scored:
     return Scored(rid, str(record.get("run", run)), eps, p10, p90, not errors, "; ".join(errors) or None, usage=usage)
 
 
+UNREADABLE = "_unreadable"  # marks a JSONL line that is not a JSON object (it names no instance)
+
+
+def unreadable_line(path, line: int, error: str) -> dict[str, Any]:
+    """The record standing for an unreadable JSONL line: a format failure counted in n_records and
+    listed under `unreadable_lines` in results.json, never silently dropped."""
+    return {"id": f"{path}:{line}", "format_failure": True, "format_error": error,
+            UNREADABLE: {"path": str(path), "line": line, "error": error}}
+
+
 def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, Any]]], flags: list[Flag],
                   *, exclude_flagged: bool = False, seed: int = 0, n_boot: int = N_BOOT) -> tuple[dict[str, Any], list[Scored]]:
     """(run label, record) pairs -> (results dict, one Scored row per record)."""
@@ -109,9 +119,12 @@ def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, An
     for flag in flags:
         flagged[flag.id].append(flag.check)
     known = {inst.id for inst in release.instances}
-    rows, unknown, seen = [], [], set()
+    rows, unknown, seen, unreadable = [], [], set(), []
     for run, record in records:
         row = parse_record(record, run) if isinstance(record, Mapping) else Scored("?", run, None, None, None, False, "record is not a JSON object")
+        if isinstance(record, Mapping) and UNREADABLE in record:
+            unreadable.append(record[UNREADABLE] | {"run": row.run})
+            continue
         if row.id not in known:
             unknown.append(row.id)
             continue
@@ -131,7 +144,8 @@ def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, An
         rows.append(row)
     runs = sorted({r.run for r in rows})
     scored = [r for r in rows if not (exclude_flagged and r.flags)]
-    results = summarize(release, scored, runs, seed=seed, n_boot=n_boot)
+    results = summarize(release, scored, runs, seed=seed, n_boot=n_boot, n_unreadable=len(unreadable))
+    results["unreadable_lines"] = unreadable
     results["validation"] = {"flags": [f.as_dict() for f in flags], "flagged_instances": sorted(flagged),
                              "excluded": sorted({r.id for r in rows if r.flags}) if exclude_flagged else []}
     results["unknown_records"] = unknown
@@ -140,7 +154,10 @@ def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, An
     return results, rows
 
 
-def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str, Any]:
+def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: int = 0, n_boot: int = N_BOOT,
+              n_unreadable: int = 0) -> dict[str, Any]:
+    """Metrics over scored rows; `n_unreadable` lines (no instance, no forecast) count as records that failed
+    format and point compliance but add no instance."""
     rng = np.random.default_rng(seed)
     by_instance: dict[str, dict[str, Scored]] = defaultdict(dict)
     for row in rows:
@@ -151,7 +168,7 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
     companies = [i.rsplit("_", 1)[0] for i in ids]
     with_interval = [r for r in rows if r.interval_score is not None]
     out: dict[str, Any] = {
-        "benchmark": "epsbench", "n_records": len(rows), "n_instances": len(ids), "runs": runs, "alpha": ALPHA, "ci_level": CI_LEVEL,
+        "benchmark": "epsbench", "n_records": len(rows) + n_unreadable, "n_instances": len(ids), "runs": runs, "alpha": ALPHA, "ci_level": CI_LEVEL,
         "pde_median": _median(inst_pde), "pde_median_ci": _boot_ci(inst_pde, np.median, rng, n_boot),
         "pde_median_ci_company": _cluster_ci(inst_pde, companies, rng, n_boot),
         "pde_median_all_runs": _median([r.pde for r in rows]),
@@ -162,9 +179,9 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
         "below_rate": _mean([r.eps_actual < r.p10 for r in with_interval]),
         "width_median": _median([(r.p90 - r.p10) / r.price for r in with_interval]),
         "interval_score_mean": _mean([r.interval_score for r in with_interval]),
-        "format_compliance": _mean([r.format_ok for r in rows]),
-        "n_format_failures": sum(not r.format_ok for r in rows),
-        "point_compliance": _mean([r.eps_pred is not None for r in rows]),
+        "format_compliance": _mean([r.format_ok for r in rows] + [False] * n_unreadable),
+        "n_format_failures": sum(not r.format_ok for r in rows) + n_unreadable,
+        "point_compliance": _mean([r.eps_pred is not None for r in rows] + [False] * n_unreadable),
     }
     for key in sorted({k for r in rows for k in r.usage}):
         out[f"{key}_median"] = _median([r.usage[key] for r in rows if key in r.usage])

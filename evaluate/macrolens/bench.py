@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -129,6 +131,28 @@ def _version() -> str:
     return __version__
 
 
+def _load_and_check(args, tasks):
+    """Release, sampler, is_baseline; with `--data fixture` the panel is built in a scratch folder and copied to
+    OUT/fixture only once the model has been accepted for the tasks (a rejected run leaves nothing behind)."""
+    if args.data != "fixture":
+        release = D.load_release(args.data, args.granularity)
+        sampler, is_baseline = _sampler(args, release)
+        if is_baseline:
+            sampler.check(tasks)
+        return release, sampler, is_baseline
+    from ledgerlm.evaluate.macrolens.fixture import write_fixture
+
+    with tempfile.TemporaryDirectory(prefix="macrolens_fixture_") as scratch:
+        release = D.load_release(str(write_fixture(scratch, seed=args.seed)), args.granularity)
+        sampler, is_baseline = _sampler(args, release)
+        if is_baseline:
+            sampler.check(tasks)
+        kept = Path(args.out) / "fixture"
+        shutil.copytree(scratch, kept, dirs_exist_ok=True)
+    release.source = str(kept)
+    return release, sampler, is_baseline
+
+
 def run_eval(args) -> int:
     t0 = time.time()
     tasks = [t.strip().upper() for t in args.tasks.split(",") if t.strip()]
@@ -136,17 +160,10 @@ def run_eval(args) -> int:
     if bad:
         raise InputError(f"unknown task(s) {bad}; choose from {', '.join(TASKS)}", field="--tasks")
     levels = parse_ladder(args.ladder)
-    source = args.data
-    if source == "fixture":
-        from ledgerlm.evaluate.macrolens.fixture import write_fixture
-
-        source = str(write_fixture(Path(args.out) / "fixture", seed=args.seed))
-    release = D.load_release(source, args.granularity)
     cfg = TaskConfig(granularity=args.granularity, lookback=args.lookback, horizon=args.horizon, budgets=parse_budgets(args.budget),
                      t3_instances=args.t3_instances, seed=args.seed)
-    sampler, is_baseline = _sampler(args, release)
-    if is_baseline:
-        sampler.check(tasks)
+    release, sampler, is_baseline = _load_and_check(args, tasks)  # validates before anything is written under OUT
+    source = release.source
     rows, drops = [], {}
     for task in tasks:
         insts, drops[task] = build(task, release, cfg)

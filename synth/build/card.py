@@ -20,6 +20,11 @@ def _table(d: dict) -> str:
     return "\n".join(f"| {k} | {v} |" for k, v in d.items())
 
 
+def _attempted(manifest: dict) -> int:
+    """Samples attempted: kept + every drop (equals --num rounded up to whole items)."""
+    return manifest.get("kept", manifest["counts"].get("total", 0)) + sum(manifest.get("drops", {}).values())
+
+
 def dataset_card(manifest: dict) -> str:
     counts, cfg = manifest["counts"], manifest["config"]
     by_split = counts.get("by_split", {})
@@ -78,7 +83,10 @@ decimals the prompt asks for (1–3). The unrounded value is kept in `value_unro
 - hint: {json.dumps(counts.get('by_hint', {}))}
 - language: {json.dumps(counts.get('by_language', {}))}
 - prompt tokens ({cfg.get('tokenizer')}): {json.dumps(counts.get('tokens', {}))}; cap {cfg.get('max_tokens')}
-- dropped by reason: {json.dumps(manifest.get('drops', {}))}
+- attempted: {_attempted(manifest):,} samples (--num {cfg.get('num', 0):,}, rounded up to whole items of \
+{len(cfg.get('hint_variants') or [None])} hint variant(s)); kept: {manifest.get('kept', counts.get('total', 0)):,}; \
+dropped by reason: {json.dumps(manifest.get('drops', {}))}. `--num` counts attempts, so a dataset can hold fewer rows \
+than --num; `drops` in `manifest.json` says why each missing row was dropped.
 
 ## Load
 ```python

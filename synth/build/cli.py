@@ -22,7 +22,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="YAML config (fields of SynthConfig); flags override it")
     p.add_argument("--source", action="append", dest="sources", help="facts file/folder (repeatable); default: embedded SEC sample")
     p.add_argument("--out", help="output dataset folder (also holds shards/ for resume)")
-    p.add_argument("--num", type=int, help="samples to attempt (default 2000)")
+    p.add_argument("--num", type=int, help="N, the number of samples to attempt (default 2000; rounded up to whole items, one "
+                   "sample per hint variant). Samples dropped as duplicates, over the token cap or without a derivable target "
+                   "are counted by reason under `drops` in manifest.json, so the dataset can hold fewer than N rows")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
     p.add_argument("--num-proc", type=int, dest="num_proc", help="worker processes on this machine")
     p.add_argument("--shard", help="i/n: run only shards k with k %% n == i (a job-array member); merge later")

@@ -53,7 +53,9 @@ PHRASES = {
 
 def num(x: float) -> str:
     """A trace number: thousands separators, integers without decimals, others to 10 significant digits."""
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.10g}"
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:,.2f}" if abs(x) >= 1e3 else f"{x:,.10g}"  # never e-notation in a worked solution
 
 
 def _label(concept: str, language: str) -> str:

@@ -112,20 +112,29 @@ class progress_bar:
         self._bar = RichProgress(
             TextColumn("distill"), BarColumn(), MofNCompleteColumn(),
             TextColumn("accepted {task.fields[rate]:.1%}"), TextColumn("{task.fields[tokens]} tok"),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+            TimeElapsedColumn(), TimeRemainingColumn(), console=console, refresh_per_second=4,
             disable=disable or not console.is_terminal,
         )
         self._task = self._bar.add_task("distill", total=total, rate=0.0, tokens=0)
+        self._shown_at = 0.0  # counters reach the bar at most 4 times a second (and once at the end)
 
     def __enter__(self) -> "progress_bar":
         self._bar.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._show()
         self._bar.stop()
 
     def __call__(self, progress: Progress) -> None:
         self.progress = progress
+        now = time.monotonic()
+        if now - self._shown_at >= 0.25:
+            self._shown_at = now
+            self._show()
+
+    def _show(self) -> None:
+        progress = self.progress
         self._bar.update(self._task, completed=progress.done, rate=progress.acceptance,
                          tokens=progress.prompt_tokens + progress.completion_tokens)
 

@@ -191,7 +191,10 @@ async def _run_jobs(teacher, jobs, cache, config, items_by_id, progress, on_upda
                              "completion": completion_dict(completion)}
                    for job, completion in zip(batch, completions, strict=True)}
         # durable before it counts; transport errors and truncations are not stored
-        await asyncio.gather(*(cache.aput(key, record) for key, record in records.items()))
+        if len(records) == 1:  # the usual case (--batch-size 1): no extra Task per request
+            await cache.aput(*next(iter(records.items())))
+        else:
+            await asyncio.gather(*(cache.aput(key, record) for key, record in records.items()))
         for key, record in records.items():
             outcomes[key] = _count(progress, items_by_id[record["item_id"]], {**record, "key": key}, cached=False)
         if on_update:

@@ -59,6 +59,8 @@ class OpenAITeacher:
     async def generate(self, batch: list[Messages], params: GenerationParams, items: list[dict]) -> list[Completion]:
         if self._slots is None:
             self._slots = self.sampler.open_slots(self.concurrency)
+        if len(batch) == 1:  # the usual case (--batch-size 1): no extra Task per request
+            return [await self._one(batch[0], params)]
         return list(await asyncio.gather(*(self._one(m, params) for m in batch)))
 
     async def _one(self, messages: Messages, params: GenerationParams) -> Completion:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
+
+import numpy as np
 
 from ledgerlm.errors import NotDerivable
 from ledgerlm.synth.indices.compute import INSUFFICIENT, UNIT_SCALES, compute, default_registry, default_unit, format_answer
@@ -59,22 +63,49 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{index.name_en} ({index.name_zh}) — {company} {period}")
     print(f"formula: {index.formula}")
+    exact: dict[str, float] = {}  # the trace's 10-significant-digit operand text -> the earlier step's exact value
     for step in trace:
-        print("  " + _describe(step))
-    shown = answer if answer == INSUFFICIENT else f"{answer} ({unit})"
-    print(f"value: {value!r}\nanswer: {shown}")
+        print("  " + _describe(step, exact))
+        if isinstance(step.get("value"), (int, float)):
+            exact.setdefault(f"{float(step['value']):,.10g}", float(step["value"]))
+    shown = answer if answer == INSUFFICIENT else f"{answer:,} ({unit})"
+    print(f"value: {'-' if value is None else _num(value)}\nanswer: {shown}")
     return 0
 
 
-def _describe(step: dict) -> str:
+def _num(x: float) -> str:
+    """A number of the text trace, never in e-notation: whole numbers with thousands separators
+    (107,477,394,000), other values of 1,000 or more with two decimals (104,976,805,288.09), smaller
+    ones (ratios) with up to 10 significant digits (0.7321451273)."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x.is_integer():
+        return f"{x:,.0f}"
+    if abs(x) >= 1000:
+        return f"{x:,.2f}"
+    return np.format_float_positional(x, precision=10, unique=True, fractional=False, trim="-")
+
+
+_E_NOTATION = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[+-]?\d+(?![\w.])", re.IGNORECASE)
+
+
+def _arith(text: str, exact: dict[str, float]) -> str:
+    """The step's arithmetic with e-notation operands (the JSON trace's `1.07477394e+11`, 10 significant digits)
+    written out, as the exact value of the earlier step they abbreviate when there is one."""
+    return _E_NOTATION.sub(lambda m: _num(exact.get(m.group(), float(m.group()))), text)
+
+
+def _describe(step: dict, exact: dict[str, float] | None = None) -> str:
+    exact = exact or {}
     kind = step["kind"]
     if kind == "fact":
-        refs = "; ".join(f"{i['report']} {i['value']:,} [{i['source']}]" for i in step["inputs"])
-        return f"fact {step['concept']} @ {step['period']} ({step['basis']}) = {step['value']:,} <- {refs}"
+        refs = "; ".join(f"{i['report']} {_num(i['value'])} [{i['source']}]" for i in step["inputs"])
+        return f"fact {step['concept']} @ {step['period']} ({step['basis']}) = {_num(step['value'])} <- {refs}"
     if kind == "missing":
         return f"missing reports: {', '.join(step['missing']) or '-'} — {step['message']}"
     if kind == "aggregate":
-        return f"{step['name']} @ {step['period']} = {step['arithmetic']} = {step['value']:,}"
+        return f"{step['name']} @ {step['period']} = {_arith(step['arithmetic'], exact)} = {_num(step['value'])}"
     label = step.get("expr") or step.get("index") or step.get("formula")
-    extra = f" = {step['arithmetic']}" if step.get("arithmetic") else ""
-    return f"{kind} {label} @ {step['period']}{extra} = {step['value']!r}"
+    extra = f" = {_arith(step['arithmetic'], exact)}" if step.get("arithmetic") else ""
+    return f"{kind} {label} @ {step['period']}{extra} = {_num(step['value'])}"

@@ -279,5 +279,8 @@ def _shift(op: str, p: Period, index_id: str) -> Period:
 
 
 def _r(x: float) -> str:
-    """A float for a trace line: integers without decimals, others with up to 10 significant digits."""
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.10g}"
+    """A float for a trace line: integers without decimals, amounts >= 1,000 with 2 decimals, smaller
+    values with up to 10 significant digits (never e-notation in a worked solution)."""
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:,.2f}" if abs(x) >= 1e3 else f"{x:,.10g}"

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -30,6 +31,12 @@ def serve(n_items: int, latency: float) -> None:
     server._httpd.serve_forever()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid`, all its threads (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(concurrency: int, n_items: int, latency: float, root: Path) -> float:
     from ledgerlm.synth.distill.cli import main
 
@@ -39,14 +46,19 @@ def measure(concurrency: int, n_items: int, latency: float, root: Path) -> float
                              stdout=subprocess.PIPE, text=True)
     try:
         url = child.stdout.readline().strip()
+        server_cpu, client_cpu = cpu_seconds(child.pid), time.process_time()
         code = main(["--data", str(data), "--teacher", "openai:stub", "--base-url", url, "--out", str(out),
                      "--samples-per-item", "1", "--concurrency", str(concurrency), "--no-progress"])
+        client_cpu, server_cpu = time.process_time() - client_cpu, cpu_seconds(child.pid) - server_cpu
     finally:
         child.terminate()
         child.wait()
     manifest = json.loads((out / "manifest.json").read_text())
     assert code == 0 and manifest["counts"]["rows"] == n_items, manifest["counts"]
     run = json.loads((out / "runs.jsonl").read_text().splitlines()[-1])
+    print(f"  concurrency {concurrency}: {run['requested']} requests in {run['elapsed_s']:.2f} s; CPU per request: "
+          f"distiller {client_cpu / n_items * 1000:.2f} ms (whole `main`, incl. setup and output files), "
+          f"server {server_cpu / n_items * 1000:.2f} ms")
     return run["requested"] / run["elapsed_s"]
 
 
