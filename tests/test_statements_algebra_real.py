@@ -22,8 +22,9 @@ EXCEPTIONS = Path(__file__).parent / "data" / "quarter_pair_exceptions.csv"
 
 
 def _rounding_unit(*values: float) -> int:
-    """The coarsest power of ten (1e6, 1e3, 1) that every figure is a multiple of: the filing's rounding."""
-    for k in (6, 3):
+    """The coarsest power of ten (1e8, 1e6, 1e5, 1e3, 1) that every figure is a multiple of: the filing's rounding
+    (1e8 and 1e5: narrative figures such as "$2.1 billion" or "$3.4 million")."""
+    for k in (8, 6, 5, 3):
         if all(abs(v) % 10**k == 0 for v in values):
             return 10**k
     return 1
