@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     builder = Builder.from_config(cfg)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
     with dataset.long_lived_caches():
-        dataset.generate(out, cfg.fingerprint(), builder.slot, num_slots=slots, shard_size=cfg.shard_size,
+        dataset.generate(out, cfg.fingerprint(), builder, num_slots=slots, shard_size=cfg.shard_size,
                          num_proc=cfg.num_proc, select=select, progress=not args.no_progress)
         if select[1] > 1:
             print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)

@@ -20,7 +20,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.synth.build.pipeline import Stats
 
 SPLITS = ("train", "dev", "test")
-SlotFn = Callable[[int, Stats], list[dict]]  # slot index -> kept samples (drops counted into Stats)
+SlotFn = Callable[[int, Stats], list[dict]]  # slot index -> kept samples (drops counted into Stats); may offer .many(range, stats)
 
 _SLOT_FN: SlotFn | None = None  # set before forking workers (fork start method shares it)
 
@@ -72,13 +72,19 @@ def check_run_file(out: Path, fingerprint: dict) -> None:
         _atomic_write(path, text)
 
 
+def _shard_rows(slot_fn: SlotFn, slots: range, stats: Stats) -> list[dict]:
+    """A shard's kept rows in slot order: one `slot_fn.many(slots, stats)` call where the slot function
+    offers it (the synth Builder does, to tokenize a shard's prompts in one pass), else slot by slot."""
+    many = getattr(slot_fn, "many", None)
+    return many(slots, stats) if many is not None else [row for slot in slots for row in slot_fn(slot, stats)]
+
+
 def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn) -> Stats:
     rows_path, stats_path, done_path = _paths(out, k)
     stats, lines, metas = Stats(), [], []
-    for slot in shard_slots(k, n_slots, shard_size):
-        for row in slot_fn(slot, stats):
-            lines.append(dumps(row))
-            metas.append(dumps(_meta(row)))
+    for row in _shard_rows(slot_fn, shard_slots(k, n_slots, shard_size), stats):
+        lines.append(dumps(row))
+        metas.append(dumps(_meta(row)))
     _atomic_write(rows_path, "".join(line + "\n" for line in lines))
     _atomic_write(rows_path.with_suffix(".meta"), "".join(line + "\n" for line in metas))
     _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")

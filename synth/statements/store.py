@@ -17,6 +17,7 @@ window is matched by its actual start and end dates.
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 from collections import Counter
@@ -78,6 +79,13 @@ class _Cell:
     filed: str
     statement: str
     tag: str
+
+
+def forget_frames(err: Exception) -> Exception:
+    """`err` without its traceback and context, to be remembered in a cache (and raised as copies): otherwise
+    the cache keeps every frame of the raise alive, with the caller's locals (whole shards of synth rows)."""
+    err.__traceback__ = err.__context__ = err.__cause__ = None
+    return err
 
 
 def _concept_meta(concept: str) -> tuple[str, str]:
@@ -483,10 +491,10 @@ class FactStore:
             try:
                 hit = self._value(company, concept, p, scope, basis)
             except LedgerError as err:
-                hit = err
+                hit = forget_frames(err)
             self._value_memo[key] = hit
         if isinstance(hit, Exception):
-            raise hit.with_traceback(None)
+            raise copy.copy(hit)  # a copy: a remembered error that is raised keeps its latest traceback and every frame on it
         return Derived(hit.value, hit.unit, list(hit.inputs), list(hit.steps))
 
     def _value(self, company: str, concept: str, p: Period, scope: str, basis: str) -> Derived:
