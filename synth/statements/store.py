@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
+from ledgerlm.synth.statements.companyfacts import ticker_map
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
+from ledgerlm.synth.statements.taxonomy import concept_info
+from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
 
 ANNUAL_DAYS = (350, 380)
 QUARTER_DAYS = (80, 100)
@@ -91,26 +92,10 @@ def forget_frames(err: Exception) -> Exception:
 def _concept_meta(concept: str) -> tuple[str, str]:
     """(statement, kind) for a canonical concept, from the taxonomy data when it knows the key."""
     try:
-        from ledgerlm.synth.statements.taxonomy import concept_info
-
         info = concept_info(concept)
-        return info.statement, info.kind
-    except Exception:  # unknown concept or taxonomy not importable: fall back on the fact rows
+    except KeyError:  # not a canonical key (e.g. a user's own concept): callers fall back on the facts
         return "", ""
-
-
-def _ticker_map() -> dict[str, int]:
-    """ticker -> CIK from the embedded SEC ticker snapshot (SEC's company_tickers.json format)."""
-    path = Path(__file__).resolve().parents[1] / "data" / "sec" / "company_tickers.json"
-    if not path.is_file():
-        return {}
-    raw = json.loads(path.read_text())
-    rows = raw.values() if isinstance(raw, dict) else raw
-    out = {}
-    for row in rows:
-        if isinstance(row, dict) and "ticker" in row and "cik_str" in row:
-            out[str(row["ticker"]).upper()] = int(row["cik_str"])
-    return out
+    return info.statement, info.kind
 
 
 class FactStore:
@@ -231,13 +216,11 @@ class FactStore:
         """One value per window: tag precedence, then the latest filing (see facts.select_latest)."""
         from ledgerlm.synth.statements.facts import select_latest
 
-        days = cdf["days"]
         out = select_latest(cdf.assign(start=cdf["start"].dt.strftime("%Y-%m-%d").fillna(""),
                                        end=cdf["end"].dt.strftime("%Y-%m-%d")).drop(columns="days"))
         out["start"] = pd.to_datetime(out["start"].replace("", None), errors="coerce")
         out["end"] = pd.to_datetime(out["end"])
         out["days"] = (out["end"] - out["start"]).dt.days
-        del days
         return out.sort_values("filed", ascending=False, kind="stable")
 
     @classmethod
@@ -381,9 +364,9 @@ class FactStore:
             for company in self._calendars:
                 if company.isdigit() and int(company) == cik:
                     return company
-            for ticker, tcik in _ticker_map().items():
-                if tcik == cik and ticker in upper:
-                    return upper[ticker]
+            ticker = ticker_map().get(cik, ("", ""))[0].upper()
+            if ticker in upper:
+                return upper[ticker]
         raise InputError(f"unknown company {query!r}; known: {', '.join(self.companies())}", field="company")
 
     def fiscal_years(self, company: str) -> list[FiscalYear]:
@@ -599,11 +582,7 @@ class FactStore:
     def _find_statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         cells = self._company_cells(company)
         present = sorted({k[1] for k in cells if k[0] == scope})
-        try:
-            from ledgerlm.synth.statements.taxonomy import concepts as concept_order
-            order = {c: i for i, c in enumerate(concept_order())}
-        except Exception:
-            order = {}
+        order = {c: i for i, c in enumerate(taxonomy_concepts())}
         reported_statement = {k[1]: c.statement for k, c in cells.items() if k[0] == scope and c.statement}
         ordered = []
         for concept in present:
