@@ -23,16 +23,9 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip("../shared is not present")
-    return SHARED
+def tokenizer_json(tmp_path_factory) -> Path:
+    """The real 128k-vocab BPE tokenizer used to build tiny random models in tests: the copy shipped in
+    the package (train/tokenizers/deepseek-v3, MIT), written out as a plain tokenizer.json."""
+    from ledgerlm.train.tiny_model import write_tokenizer_json
 
-
-@pytest.fixture(scope="session")
-def tokenizer_json() -> Path:
-    """The real 128k-vocab BPE tokenizer used to build tiny random models in tests."""
-    path = SHARED / "tokenizers" / "deepseek-v3" / "tokenizer.json"
-    if not path.is_file():
-        pytest.skip("../shared/tokenizers/deepseek-v3/tokenizer.json is not present")
-    return path
+    return write_tokenizer_json(tmp_path_factory.mktemp("tokenizer") / "tokenizer.json")

@@ -3,7 +3,7 @@
     python tests/bench/hf_batching.py [--items 32] [--max-tokens 32] [--batch-size 16]
 
 Builds a random-initialised 2-layer Llama (hidden 64) with the real tokenizer
-(../shared/tokenizers/deepseek-v3/tokenizer.json), then generates greedy completions for the same
+(shipped in train/tokenizers/deepseek-v3, MIT), then generates greedy completions for the same
 prompts with batch_size=1 and batch_size=N (left padding). EOS is suppressed so every completion
 has exactly --max-tokens tokens and both runs do the same work. Prints tokens/s and the ratio.
 """
@@ -21,7 +21,6 @@ from eval_fixtures import build_tiny_model, make_rows  # noqa: E402
 from ledgerlm.evaluate.backends import make_backend  # noqa: E402
 from ledgerlm.evaluate.sampling import GenerationParams  # noqa: E402
 
-TOKENIZER = Path(__file__).resolve().parents[3] / "shared" / "tokenizers" / "deepseek-v3" / "tokenizer.json"
 
 
 def timed(sampler, batch, params, batch_size: int) -> tuple[float, int, list[str]]:
@@ -38,7 +37,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ledgerlm-hf-bench-") as tmp:
-        build_tiny_model(TOKENIZER, tmp)
+        from ledgerlm.train.tiny_model import write_tokenizer_json
+
+        build_tiny_model(write_tokenizer_json(Path(tmp) / "tok" / "tokenizer.json"), tmp)
         sampler = make_backend(f"hf:{tmp}", batch_size=args.batch_size)
         sampler.eos_ids = set()  # never stop early: equal work in both modes
         sampler.model.generation_config.eos_token_id = None
