@@ -1,29 +1,38 @@
-"""EPSBench scores: price-deflated error, interval calibration, format compliance, resource use.
+"""EPSBench scores, aggregated exactly as the release's evaluation code.
 
     ledgerlm score --benchmark epsbench --predictions runs/x --out runs/x/scored
 
-Definitions (paper §3.4, App. B.4, Table 10), y = reported EPS, ŷ = forecast, P = price:
-  PDE            |ŷ - y| / P  (a fraction of price; the paper prints it in %); a run with no
-                 parseable forecast scores +inf (it loses every paired comparison)
-  signed error   (y - ŷ) / P  (positive = forecast too low)
-  interval       [p10, p90]; valid only when both are finite and p10 <= p90 (a flipped interval
-                 is a compliance failure, as in the release's record maker)
-  interval score IS = [(u - l) + (2/α)(l - y)1{y < l} + (2/α)(y - u)1{y > u}] / P, α = 0.2,
-                 averaged (mean) over runs that return an interval
-  coverage, tail rates above / below, width (u - l) / P: over runs that return an interval
-Point comparisons pair instances: an instance's PDE is the median over its runs; the headline
-is the median over instances with a bootstrap CI; company-level resampling is the robustness
-check; with `data/consensus.csv` the model is paired against consensus (win/loss, sign test).
+Reference: JadeXu16/epsbench, commit bbf98810, `stage_3_eval/main_tables.py` and `stage_3_eval/common.py`
+(CC BY 4.0 / MIT; no code copied). y = reported EPS, ŷ = forecast, P = close price before release:
+  run PDE        |ŷ - y| / P; a run whose record is missing or has no parseable forecast is +inf
+                 (common.run_pde; it counts as a loss to the consensus)
+  instance PDE   median over the configuration's runs (3 in the paper), +inf runs included;
+                 an instance of the release with no record in any run is +inf in every run
+  median PDE     median over the instances whose instance PDE is finite (main_tables: `finite`)
+  compliance     runs with a parseable forecast / (release instances x runs)
+  interval       every run whose record has numeric p10 and p90 counts, a flipped one (p10 > p90)
+                 included as given (make_record.py: "a flipped interval is a compliance failure" but
+                 stored unreordered): coverage = l <= y <= u, IS = [(u - l) + (2/α)(l - y)+ + (2/α)(y - u)+] / P,
+                 α = 0.2, mean over those runs (also the median); width = (u - l) / P, median
+  vs consensus   (needs data/consensus.csv) analyst PDE = |c - y| / P; paired over release instances,
+                 inf-inf pairs dropped, wins/losses with ties excluded, median of the finite paired
+                 differences with the release's 90% bootstrap (random.Random(0), 10,000 draws),
+                 sign-test p as common.sign_p. Without the file, wins/losses are read from the
+                 release's data/scores.csv for a named configuration (`--config`), as main_tables does.
+Per-record scores match data/scores.csv (pde, interval_covered, interval_score): tests/test_epsbench_official.py.
+ledgerlm additions, named as such in results.json: a numpy bootstrap CI of the median PDE over instances and
+over companies (App. B.4's robustness check), signed error (Table 10), final-message format compliance.
 """
 from __future__ import annotations
 
 import math
+import random
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import numpy as np
-from scipy import stats
 
 from ledgerlm.evaluate.epsbench.release import Release
 from ledgerlm.evaluate.epsbench.validation import Flag
@@ -53,10 +62,15 @@ def interval_score(lower: float, upper: float, actual: float, price: float, alph
 
 
 def _finite(value: Any) -> float | None:
-    """A JSON number that is finite; strings, booleans, None and NaN are not."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite number as common.f reads it: numbers and numeric strings (float(x)); None, NaN, inf,
+    booleans and other text are not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        out = float(value)
+    except ValueError:
+        return None
+    return out if math.isfinite(out) else None
 
 
 @dataclass
@@ -79,7 +93,12 @@ class Scored:
 
     @property
     def has_interval(self) -> bool:
-        return self.p10 is not None and self.p90 is not None and self.p10 <= self.p90
+        """Both bounds numeric; a flipped interval counts, as the release scores it (main_tables Table 2)."""
+        return self.p10 is not None and self.p90 is not None
+
+    @property
+    def flipped(self) -> bool:
+        return self.has_interval and self.p10 > self.p90
 
 
 def parse_record(record: Mapping[str, Any], run: str) -> Scored:
@@ -95,6 +114,9 @@ def parse_record(record: Mapping[str, Any], run: str) -> Scored:
     for name, value in (("eps_p10", p10), ("eps_p90", p90)):
         if value is None:
             errors.append(f"{name} {record.get(name)!r} is not a finite number")
+    for name in ("eps_gaap_pred", "eps_p10", "eps_p90"):
+        if isinstance(record.get(name), str) and _finite(record.get(name)) is not None:
+            errors.append(f"{name} is a string (scored as its number, as the release's f() does)")
     if p10 is not None and p90 is not None and p10 > p90:
         errors.append(f"interval flipped: p10 {p10} > p90 {p90}")
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
@@ -113,8 +135,10 @@ def unreadable_line(path, line: int, error: str) -> dict[str, Any]:
 
 
 def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, Any]]], flags: list[Flag],
-                  *, exclude_flagged: bool = False, seed: int = 0, n_boot: int = N_BOOT) -> tuple[dict[str, Any], list[Scored]]:
-    """(run label, record) pairs -> (results dict, one Scored row per record)."""
+                  *, exclude_flagged: bool = False, seed: int = 0, n_boot: int = N_BOOT,
+                  runs: list[str] | None = None) -> tuple[dict[str, Any], list[Scored]]:
+    """(run label, record) pairs -> (results dict, one Scored row per record). `runs`: the run labels the
+    configuration was meant to have (e.g. s1..s3); default: those present in the records."""
     flagged = defaultdict(list)
     for flag in flags:
         flagged[flag.id].append(flag.check)
@@ -142,9 +166,10 @@ def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, An
                 row.interval_covered = row.p10 <= row.eps_actual <= row.p90
                 row.interval_score = interval_score(row.p10, row.p90, row.eps_actual, price)
         rows.append(row)
-    runs = sorted({r.run for r in rows})
+    runs = sorted(set(runs or []) | {r.run for r in rows})
     scored = [r for r in rows if not (exclude_flagged and r.flags)]
-    results = summarize(release, scored, runs, seed=seed, n_boot=n_boot, n_unreadable=len(unreadable))
+    grid = [i for i in known if not (exclude_flagged and i in flagged)]
+    results = summarize(release, scored, runs, seed=seed, n_boot=n_boot, n_unreadable=len(unreadable), grid=grid)
     results["unreadable_lines"] = unreadable
     results["validation"] = {"flags": [f.as_dict() for f in flags], "flagged_instances": sorted(flagged),
                              "excluded": sorted({r.id for r in rows if r.flags}) if exclude_flagged else []}
@@ -155,30 +180,41 @@ def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, An
 
 
 def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: int = 0, n_boot: int = N_BOOT,
-              n_unreadable: int = 0) -> dict[str, Any]:
-    """Metrics over scored rows; `n_unreadable` lines (no instance, no forecast) count as records that failed
-    format and point compliance but add no instance."""
-    rng = np.random.default_rng(seed)
+              n_unreadable: int = 0, grid: list[str] | None = None) -> dict[str, Any]:
+    """Metrics over scored rows, aggregated as main_tables.py (see the module docstring). `grid` is the
+    release's instance list (every instance is scored, a missing one as +inf runs); `runs` the run labels."""
+    grid = sorted(grid if grid is not None else {i.id for i in release.instances})
+    runs = sorted(runs) or ["s1"]
     by_instance: dict[str, dict[str, Scored]] = defaultdict(dict)
     for row in rows:
         by_instance[row.id][row.run] = row
-    ids = sorted(by_instance)
-    # a run with no record for an instance that other runs answered counts as a failed run (PDE +inf)
-    inst_pde = np.array([np.median([by_instance[i][r].pde if r in by_instance[i] else math.inf for r in runs]) for i in ids])
-    companies = [i.rsplit("_", 1)[0] for i in ids]
-    with_interval = [r for r in rows if r.interval_score is not None]
+    inst = instance_pdes(by_instance, grid, runs)
+    finite_ids = [i for i in grid if math.isfinite(inst[i])]
+    finite = np.array([inst[i] for i in finite_ids])
+    in_grid = [r for r in rows if r.id in set(grid)]
+    with_interval = [r for r in in_grid if r.interval_score is not None]
+    companies = [i.rsplit("_", 1)[0] for i in finite_ids]
+    rng = np.random.default_rng(seed)
+    ok = sum(r.eps_pred is not None for r in in_grid)
     out: dict[str, Any] = {
-        "benchmark": "epsbench", "n_records": len(rows) + n_unreadable, "n_instances": len(ids), "runs": runs, "alpha": ALPHA, "ci_level": CI_LEVEL,
-        "pde_median": _median(inst_pde), "pde_median_ci": _boot_ci(inst_pde, np.median, rng, n_boot),
-        "pde_median_ci_company": _cluster_ci(inst_pde, companies, rng, n_boot),
-        "pde_median_all_runs": _median([r.pde for r in rows]),
-        "signed_error_median": _median([r.signed_error for r in rows if r.signed_error is not None]),
-        "n_with_interval": len(with_interval),
+        "benchmark": "epsbench", "n_records": len(rows) + n_unreadable, "n_instances": len(by_instance),
+        "n_grid": len(grid), "runs": runs, "alpha": ALPHA, "ci_level": CI_LEVEL,
+        "aggregation": "main_tables.py (JadeXu16/epsbench bbf98810): instance PDE = median over runs (missing/unparseable run = inf); "
+                       "median PDE over finite instances; intervals pooled over runs with numeric p10/p90, flipped included",
+        "pde_median": _median(finite), "n_instances_finite": len(finite_ids), "n_instances_failed": len(grid) - len(finite_ids),
+        "instance_pde": {i: (v if math.isfinite(v) else None) for i, v in inst.items()},
+        "compliance": ok / (len(grid) * len(runs)) if grid else None, "n_runs_expected": len(grid) * len(runs), "n_runs_with_forecast": ok,
+        "n_with_interval": len(with_interval), "n_flipped_intervals": sum(r.flipped for r in with_interval),
         "coverage": _mean([r.interval_covered for r in with_interval]),
         "above_rate": _mean([r.eps_actual > r.p90 for r in with_interval]),
         "below_rate": _mean([r.eps_actual < r.p10 for r in with_interval]),
         "width_median": _median([(r.p90 - r.p10) / r.price for r in with_interval]),
         "interval_score_mean": _mean([r.interval_score for r in with_interval]),
+        "interval_score_median": _median([r.interval_score for r in with_interval]),
+        # ledgerlm additions (not in main_tables.py)
+        "pde_median_ci": _boot_ci(finite, np.median, rng, n_boot),
+        "pde_median_ci_company": _cluster_ci(finite, companies, rng, n_boot),
+        "signed_error_median": _median([r.signed_error for r in rows if r.signed_error is not None]),
         "format_compliance": _mean([r.format_ok for r in rows] + [False] * n_unreadable),
         "n_format_failures": sum(not r.format_ok for r in rows) + n_unreadable,
         "point_compliance": _mean([r.eps_pred is not None for r in rows] + [False] * n_unreadable),
@@ -186,24 +222,72 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
     for key in sorted({k for r in rows for k in r.usage}):
         out[f"{key}_median"] = _median([r.usage[key] for r in rows if key in r.usage])
     if release.consensus is not None:
-        out["consensus"] = _versus_consensus(release, ids, inst_pde, companies, rng, n_boot)
+        out["consensus"] = versus_consensus(release, inst, grid)
     return out
 
 
-def _versus_consensus(release: Release, ids: list[str], inst_pde: np.ndarray, companies: list[str], rng, n_boot: int) -> dict[str, Any]:
-    keep = [k for k, i in enumerate(ids) if i in release.consensus and release.truth[i].eps is not None]
-    cons = np.array([pde(release.consensus[ids[k]], release.truth[ids[k]].eps, release.prices[ids[k]]) for k in keep])
-    model = inst_pde[keep]
-    wins, losses = int(np.sum(model < cons)), int(np.sum(model > cons))
-    finite = np.isfinite(model)
-    diff = model[finite] - cons[finite]
-    return {
-        "n_paired": len(keep), "pde_median_consensus": _median(cons),
-        "pde_diff_median": _median(diff), "pde_diff_ci": _boot_ci(diff, np.median, rng, n_boot),
-        "pde_diff_ci_company": _cluster_ci(diff, [companies[k] for k, f in zip(keep, finite) if f], rng, n_boot),
-        "wins": wins, "losses": losses, "win_rate": wins / len(keep) if keep else None,
-        "sign_test_p": float(stats.binomtest(wins, wins + losses).pvalue) if wins + losses else None,
-    }
+def instance_pdes(by_instance: Mapping[str, Mapping[str, Scored]], grid: list[str], runs: list[str]) -> dict[str, float]:
+    """main_tables.inst_pde: per instance, the median over runs of the run PDE (+inf when the run has no record)."""
+    return {i: float(statistics.median([by_instance.get(i, {})[r].pde if r in by_instance.get(i, {}) else math.inf for r in runs]))
+            for i in grid}
+
+
+def sign_p(wins: int, losses: int) -> float:
+    """Two-sided sign-test p as common.sign_p: min(2 * P[X <= min(w, l)], 1), X ~ Bin(w + l, 1/2)."""
+    n, k = wins + losses, min(wins, losses)
+    return min(sum(math.comb(n, i) for i in range(k + 1)) * 2 / 2 ** n, 1.0) if n else 1.0
+
+
+def release_boot_ci(values: list[float], n: int = 10000, alpha: float = 0.10, seed: int = 0) -> tuple[float, float] | tuple[None, None]:
+    """common.boot_ci: medians of `n` resamples drawn with random.Random(seed).choices; the 5th and 95th order statistics."""
+    if not values:
+        return None, None
+    rng, k = random.Random(seed), len(values)
+    draws = sorted(statistics.median(rng.choices(values, k=k)) for _ in range(n))
+    return draws[int(alpha / 2 * n)], draws[int((1 - alpha / 2) * n)]
+
+
+def paired(a: Mapping[str, float], b: Mapping[str, float], cells: Iterable[str], n_boot: int = 10000) -> dict[str, Any]:
+    """common.paired: A, B instance -> PDE (may be inf). inf-inf pairs dropped; wins/losses with ties excluded;
+    median of the finite differences with the release's bootstrap CI; sign-test p."""
+    diffs, wins, losses = [], 0, 0
+    for k in sorted(cells):
+        x, y = a.get(k), b.get(k)
+        if x is None or y is None or (math.isinf(x) and math.isinf(y)):
+            continue
+        wins += x < y
+        losses += x > y
+        if math.isfinite(x) and math.isfinite(y):
+            diffs.append(x - y)
+    lo, hi = release_boot_ci(diffs, n=n_boot)
+    return {"median_diff": statistics.median(diffs) if diffs else None, "ci": [lo, hi], "wins": wins, "losses": losses,
+            "win_rate": wins / (wins + losses) if wins + losses else None, "sign_test_p": sign_p(wins, losses), "n_diffs": len(diffs)}
+
+
+def versus_consensus(release: Release, inst: Mapping[str, float], grid: list[str]) -> dict[str, Any]:
+    """Table 1's consensus columns: analyst PDE = |consensus - y| / P, paired with the model's instance PDE."""
+    analyst = {i: abs(release.consensus[i] - release.truth[i].eps) / release.prices[i] for i in grid
+               if i in release.consensus and release.truth.get(i) and release.truth[i].eps is not None and release.prices.get(i)}
+    r = paired(inst, analyst, grid)
+    return {"n_paired": len(analyst), "pde_median_consensus": statistics.median(analyst.values()) if analyst else None,
+            "pde_diff_median": r["median_diff"], "pde_diff_ci": r["ci"], "wins": r["wins"], "losses": r["losses"],
+            "win_rate": r["win_rate"], "sign_test_p": r["sign_test_p"]}
+
+
+def wins_from_scores_csv(path, config: str) -> dict[str, Any] | None:
+    """main_tables.win_from_scores: without consensus, a configuration's instance wins/losses from the release's data/scores.csv."""
+    import csv
+    from pathlib import Path
+    path = Path(path)
+    if not path.is_file():
+        return None
+    with path.open(newline="", encoding="utf-8") as fh:
+        inst = {(r["ticker"], r["fiscal_quarter"]): r["instance_vs_consensus"] for r in csv.DictReader(fh) if r["config"] == config}
+    if not inst:
+        return None
+    wins, losses = sum(v == "win" for v in inst.values()), sum(v == "loss" for v in inst.values())
+    return {"config": config, "wins": wins, "losses": losses, "win_rate": wins / (wins + losses) if wins + losses else None,
+            "sign_test_p": sign_p(wins, losses), "source": str(path)}
 
 
 def _boot_ci(values, statistic, rng, n_boot: int) -> list[float | None]:
