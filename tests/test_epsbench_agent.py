@@ -147,5 +147,7 @@ def test_tiny_hf_model_end_to_end(tokenizer_json: Path, tmp_path: Path):
     assert "_validation" not in json.dumps(trajectory)
     results = json.loads((out / "results.json").read_text())
     assert results["n_records"] == 4 and results["runs"] == ["s1", "s2"]
+    # no --docs: the paper's source-removal condition with both sources removed, named in results.json
+    assert results["information_condition"]["release_config_suffix"] == "neither" and results["information_condition"]["source_removal"]
     assert results["n_format_failures"] == 4 and results["format_compliance"] == 0.0  # random weights never answer
     assert results["config"]["information"] == "none" and results["requests_median"] >= 1

@@ -51,6 +51,7 @@ Accounting schema (baseline = fiscal quarter {baseline_fq}; USD millions unless 
 
 {final}"""
 
+SAFETY_TURNS = 500  # only a runaway-loop guard when max_turns is None; no paper run comes near it
 _TOOL_CALL_RE = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _FENCE_RE = re.compile(r"```(?:json)?\s*([\s\S]*?)```")
 
@@ -58,7 +59,9 @@ _FENCE_RE = re.compile(r"```(?:json)?\s*([\s\S]*?)```")
 @dataclass
 class AgentConfig:
     information: str = "full"  # full | filings | news | none
-    max_turns: int = 24  # model requests per conversation before it is cut off (a format failure)
+    # paper App. B.3: "no retry or turn limit beyond context" -> None = no cap; the run ends when the model
+    # answers, the backend errors (e.g. context exceeded) or SAFETY_TURNS requests pass (recorded as such)
+    max_turns: int | None = None
     protocol: str = "auto"  # auto (native for openai:, text otherwise) | native | text
 
 
@@ -92,7 +95,8 @@ def start_conversation(instance: Instance, schema: Schema, toolbox: Toolbox, run
 def run_conversations(sampler: Sampler, conversations: list[Conversation], params: GenerationParams, config: AgentConfig,
                       native: bool) -> list[Conversation]:
     """Step every unfinished conversation once per round until all are done or out of turns."""
-    for _ in range(config.max_turns):
+    limit = config.max_turns if config.max_turns is not None else SAFETY_TURNS
+    for _ in range(limit):
         active = [c for c in conversations if not c.done]
         if not active:
             break
@@ -105,7 +109,7 @@ def run_conversations(sampler: Sampler, conversations: list[Conversation], param
             _advance(conv, comp, native)
     for conv in conversations:
         if not conv.done:
-            conv.done, conv.error = True, f"no final answer within {config.max_turns} model requests"
+            conv.done, conv.error = True, f"no final answer within {limit} model requests"
     return conversations
 
 
@@ -183,24 +187,24 @@ def make_record(conv: Conversation, truth: Truth | None, model: str, consensus: 
         errors.append(conv.error)
     elif final is None:
         errors.append("final message has no parseable JSON object")
-    predictions, evidence = {}, {}
+    predictions, evidence, driver_errors = {}, {}, []
     raw_preds = (final or {}).get("fundamental_predictions")
     if final is not None and not isinstance(raw_preds, dict):
         errors.append("fundamental_predictions missing or not an object")
     for name, entry in (raw_preds or {}).items() if isinstance(raw_preds, dict) else ():
         value = entry.get("value") if isinstance(entry, dict) else entry
         if _finite(value) is None:
-            errors.append(f"driver {name}: value {value!r} is not a number")
+            driver_errors.append(f"driver {name}: value {value!r} is not a number")
             continue
         predictions[name] = float(value)
         if isinstance(entry, dict) and str(entry.get("evidence", "")).strip():
             evidence[name] = str(entry["evidence"]).strip()
     nodes = {}
-    if predictions and not errors:
+    if predictions and not errors and not driver_errors:
         try:
             nodes = calculate(schema, predictions, strict=False)
         except InputError as err:
-            errors.append(f"calculator: {err}")
+            driver_errors.append(f"calculator: {err}")
     interval = (final or {}).get("eps_interval") if isinstance((final or {}).get("eps_interval"), dict) else {}
     p10, p90 = _finite(interval.get("p10")), _finite(interval.get("p90"))
     if final is not None and (p10 is None or p90 is None):
@@ -208,7 +212,11 @@ def make_record(conv: Conversation, truth: Truth | None, model: str, consensus: 
     summary = (final or {}).get("calculated_results_summary")
     reported = _finite(((summary or {}).get("key_metrics") or {}).get("eps")) if isinstance(summary, dict) else None
     op_node, pre_node = operating_node(schema.formulas), pretax_node(schema.formulas)
-    eps = nodes.get("eps")
+    eps, eps_source = nodes.get("eps"), "recomputed"
+    if eps is None and reported is not None and final is not None:
+        # the release's make_record.py: when recomputing from the driver values fails (a non-numeric driver
+        # raises in calculate_from_prediction), the forecast is the agent's own EPS (key_metrics.eps)
+        eps, eps_source = reported, "agent_reported"
     record = {
         "ticker": conv.instance.ticker, "fiscal_quarter": conv.instance.fiscal_quarter, "slice_days_before": 1,
         "eps_gaap_pred": eps, "revenue_pred": nodes.get(schema.revenue_field or "total_revenue"),
@@ -218,7 +226,8 @@ def make_record(conv: Conversation, truth: Truth | None, model: str, consensus: 
         "pretax_actual": truth.pretax if truth else None,
         "fundamental_predictions": predictions, "model": model,
         "run": conv.run, "evidence": evidence, "drivers_missing": sorted(set(schema.drivers) - set(predictions)),
-        "eps_agent_reported": reported, "eps_changed_by_agent": bool(reported is not None and eps is not None and abs(reported - eps) > 0.005),
+        "eps_agent_reported": reported, "eps_source": eps_source if eps is not None else None, "driver_errors": driver_errors,
+        "eps_changed_by_agent": bool(reported is not None and eps is not None and abs(reported - eps) > 0.005),
         "format_failure": bool(errors), "format_error": "; ".join(errors) or None,
         "blocked_requests": list(conv.toolbox.docs.requests_blocked), "usage": dict(conv.usage),
     }

@@ -6,7 +6,18 @@
 Paper: "EPSBench: Benchmarking LLM Agents for Earnings Forecasting" (release JadeXu16/epsbench,
 data CC BY 4.0, embedded under release/). eval writes, per run, `RUN/<s1..sN>/records/<TICKER>/<FQ>/
 t-1.record.json` (the release's layout and record format) and then scores them; score reads such a
-folder (or a JSONL of records) and writes results.json + samples.jsonl.
+folder (or a JSONL of records) and writes results.json + samples.jsonl + tables.md (the paper's far-instance,
+stage-decomposition and naive-baseline tables, evaluate/epsbench/analyses.py).
+
+Defaults follow the paper: 3 runs per instance (instance PDE = their median), no turn cap beyond the
+context (App. B.3; `--max-turns N` is an opt-in cap, recorded in results.json).
+
+--docs DOCS (the release's document store, distributed separately from its GitHub repository):
+    DOCS/filings/<TICKER>/financial_report/<TICKER>_<FORM>_<FILED>_Q<n>_<YYYY>/<section>.md   10-K / 10-Q sections
+    DOCS/filings/<TICKER>/earnings_call_transcript/<CALL-DATE>_<TICKER>_Q<n>_<YYYY>_Earnings_Call_Transcript.txt
+    DOCS/news/<TICKER>.jsonl  (or DOCS/news.jsonl with a `ticker` field): {"date", "title", "text", "url"?}
+Without --docs the agent sees only the schema: that is the paper's source-removal condition with both
+sources removed ("neither", Table 3), and results.json says so under `information_condition`.
 """
 from __future__ import annotations
 
@@ -18,7 +29,7 @@ from typing import Any, Iterator
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.epsbench.release import load_release
-from ledgerlm.evaluate.epsbench.scoring import sample_row, score_records, unreadable_line
+from ledgerlm.evaluate.epsbench.scoring import sample_row, score_records, unreadable_line, wins_from_scores_csv
 from ledgerlm.evaluate.epsbench.validation import validate_release
 from ledgerlm.evaluate.runfiles import write_run
 
@@ -32,10 +43,11 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--docs", default=None, help="document folder laid out like the release's (filings/<TICKER>/...); none = schema only")
     parser.add_argument("--information", choices=["full", "filings", "news", "none"], default=None,
                         help="sources the agent may use (default: full with --docs, none without)")
-    parser.add_argument("--runs", type=int, default=1, help="independent runs per instance (the paper uses 3)")
+    parser.add_argument("--runs", type=int, default=3, help="independent runs per instance (paper: 3; instance PDE = their median)")
     parser.add_argument("--instances", nargs="*", default=None, help="instance ids (TICKER_FQ) to run; default all")
     parser.add_argument("--limit", type=int, default=None, help="first N instances only (smoke tests)")
-    parser.add_argument("--max-turns", type=int, default=24, help="model requests per conversation")
+    parser.add_argument("--max-turns", type=int, default=None,
+                        help="cap on model requests per conversation (default: none, as the paper: 'no turn limit beyond context')")
     parser.add_argument("--max-tokens", type=int, default=2048, help="new tokens per model request")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai: models)")
@@ -75,7 +87,23 @@ def run_eval(args: argparse.Namespace) -> int:
             (path.parent / "trajectory.json").write_text(json.dumps(conv.messages, indent=1), encoding="utf-8")
     config_info = {"model": args.model, "information": information, "runs": args.runs, "max_turns": args.max_turns,
                    "max_tokens": args.max_tokens, "temperature": args.temperature, "native_tools": native, "docs": args.docs}
-    return _score_and_write(release, out, out, args.exclude_flagged, args.seed, config_info)
+    config_info["information_condition"] = information_condition(information)
+    return _score_and_write(release, out, out, args.exclude_flagged, args.seed, config_info, runs=[f"s{k}" for k in range(1, args.runs + 1)])
+
+
+# the paper's information conditions (Table 3) and the release's configuration suffixes
+CONDITIONS = {
+    "full": ("full", "all sources: filings, the prior earnings call and news (the main experiment)"),
+    "filings": ("filings_only", "source removal: news removed (filings and transcripts only)"),
+    "news": ("news_only", "source removal: filings and transcripts removed (news only)"),
+    "none": ("neither", "source removal: news and filings/transcripts both removed (schema only)"),
+}
+
+
+def information_condition(information: str) -> dict[str, str]:
+    name, text = CONDITIONS[information]
+    return {"information": information, "release_config_suffix": name, "paper_condition": text,
+            "source_removal": information != "full"}
 
 
 def add_score_args(parser: argparse.ArgumentParser) -> None:
@@ -84,11 +112,18 @@ def add_score_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--exclude-flagged", action="store_true", help="leave instances with inconsistent ground truth out of the metrics")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--runs", type=int, default=None,
+                        help="runs the configuration had (s1..sN; a missing run counts as failed, as main_tables.py does); default: those present")
+    parser.add_argument("--config", default=None,
+                        help="a release configuration name (e.g. gpt-5.5__opencode__default__full): without data/consensus.csv, "
+                             "wins/losses vs consensus are read from the release's data/scores.csv, as main_tables.py does")
 
 
 def run_score(args: argparse.Namespace) -> int:
     release = load_release(args.release)
-    return _score_and_write(release, Path(args.predictions), Path(args.out), args.exclude_flagged, args.seed, {"predictions": args.predictions})
+    runs = [f"s{k}" for k in range(1, args.runs + 1)] if args.runs else None
+    return _score_and_write(release, Path(args.predictions), Path(args.out), args.exclude_flagged, args.seed,
+                            {"predictions": args.predictions, "release_config": args.config}, runs=runs)
 
 
 def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
@@ -118,10 +153,20 @@ def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
         yield run, record
 
 
-def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: bool, seed: int, config: dict) -> int:
+def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: bool, seed: int, config: dict, runs=None) -> int:
+    from ledgerlm.evaluate.epsbench.analyses import all_tables, to_markdown
+
     flags = validate_release(release)
-    results, rows = score_records(release, iter_records(predictions), flags, exclude_flagged=exclude_flagged, seed=seed)
+    results, rows = score_records(release, iter_records(predictions), flags, exclude_flagged=exclude_flagged, seed=seed, runs=runs)
     results["config"] = {**config, "release": str(release.root), "exclude_flagged": exclude_flagged, "seed": seed}
+    if "information_condition" in config:
+        results["information_condition"] = config["information_condition"]
+    if release.consensus is None and config.get("release_config"):
+        results["consensus_from_scores_csv"] = wins_from_scores_csv(release.root / "data" / "scores.csv", config["release_config"])
+    grid = [i.id for i in release.instances if not (exclude_flagged and i.id in results["validation"]["flagged_instances"])]
+    results["tables"] = all_tables(release, rows, results["runs"], grid)
+    (Path(out)).mkdir(parents=True, exist_ok=True)
+    (Path(out) / "tables.md").write_text(to_markdown(results["tables"]), encoding="utf-8")
     results["score_direction"] = "lower is better (score = PDE, a fraction of price)"
     # for `ledgerlm compare/report`: score is a loss; runs s1..sN of an instance fold by median (null = +inf)
     results.update(score_kind="loss", score_name="PDE", score_aggregate="median", group_by=[])

@@ -90,6 +90,7 @@ class Scored:
     interval_score: float | None = None
     usage: dict[str, float] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the record, for the analyses tables
 
     @property
     def has_interval(self) -> bool:
@@ -121,7 +122,7 @@ def parse_record(record: Mapping[str, Any], run: str) -> Scored:
         errors.append(f"interval flipped: p10 {p10} > p90 {p90}")
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
     usage = {k: float(v) for k, v in usage.items() if _finite(v) is not None}
-    return Scored(rid, str(record.get("run", run)), eps, p10, p90, not errors, "; ".join(errors) or None, usage=usage)
+    return Scored(rid, str(record.get("run", run)), eps, p10, p90, not errors, "; ".join(errors) or None, usage=usage, raw=record)
 
 
 UNREADABLE = "_unreadable"  # marks a JSONL line that is not a JSON object (it names no instance)
