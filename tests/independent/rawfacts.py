@@ -1,0 +1,273 @@
+"""Independent reader of raw SEC companyfacts JSON: own tag lists, own fiscal calendar, own period logic.
+
+Nothing here imports ledgerlm (by design: this is the yardstick the store is measured against).
+
+    python tests/independent/rawfacts.py NVDA eps_diluted FY2025Q1     # print one value and how it was found
+
+Periods (DESIGN contract 2): FY2023, FY2023Q1..Q4 (3-month), FY2023H1 / FY2023Q3YTD (YTD), FY2023Q2TTM.
+Fiscal years come from the annual filings' own 12-month windows (10-K / 20-F `fp=FY`), labelled by
+the filing's `fy`; quarter windows are the 3/6/9-month windows the filer tagged.
+Standalone quarter flows: the filer's 3-month figure when tagged, else YTD - prior YTD; Q4 = FY - 9M.
+Per-share values and share counts are put on the latest split basis by split factors detected from
+restated comparatives (the same cell reported in two filings at an integer ratio); a 1000x ratio is a
+scale slip (shares tagged in thousands) and is corrected, never treated as a split.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "synth" / "data" / "sec" / "companyfacts"
+SPLIT_FACTORS = (2, 3, 4, 5, 7, 8, 10, 15, 20)
+ANNUAL_FORMS = ("10-K", "10-K/A", "20-F", "20-F/A", "40-F", "10-KT")
+
+# canonical concept -> tags in priority order (us-gaap, then ifrs-full); my own reading of the taxonomies
+TAGS: dict[str, list[str]] = {
+    "revenue": ["Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax", "SalesRevenueNet",
+                "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueGoodsNet", "ifrs:Revenue"],
+    "cost_of_revenue": ["CostOfRevenue", "CostOfGoodsAndServicesSold", "CostOfGoodsSold", "ifrs:CostOfSales"],
+    "operating_income": ["OperatingIncomeLoss", "ifrs:ProfitLossFromOperatingActivities"],
+    "pretax_income": ["IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
+                      "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments",
+                      "ifrs:ProfitLossBeforeTax"],
+    "income_tax": ["IncomeTaxExpenseBenefit", "ifrs:IncomeTaxExpenseContinuingOperations"],
+    "net_income": ["ProfitLoss", "NetIncomeLoss", "ifrs:ProfitLoss"],
+    "net_income_parent": ["NetIncomeLoss", "ifrs:ProfitLossAttributableToOwnersOfParent"],
+    "rd_expense": ["ResearchAndDevelopmentExpense", "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",
+                   "ifrs:ResearchAndDevelopmentExpense"],
+    "selling_expense": ["SellingAndMarketingExpense", "ifrs:SellingExpense"],
+    "admin_expense": ["GeneralAndAdministrativeExpense", "ifrs:AdministrativeExpense"],
+    "operating_expenses": ["OperatingExpenses", "ifrs:OperatingExpense"],
+    "interest_expense": ["InterestExpense", "InterestExpenseNonoperating", "InterestExpenseDebt", "ifrs:InterestExpense"],
+    "eps_basic": ["EarningsPerShareBasic", "EarningsPerShareBasicAndDiluted", "ifrs:BasicEarningsLossPerShare"],
+    "eps_diluted": ["EarningsPerShareDiluted", "EarningsPerShareBasicAndDiluted", "ifrs:DilutedEarningsLossPerShare"],
+    "shares_basic": ["WeightedAverageNumberOfSharesOutstandingBasic", "ifrs:WeightedAverageShares"],
+    "shares_diluted": ["WeightedAverageNumberOfDilutedSharesOutstanding", "WeightedAverageNumberOfShareOutstandingBasicAndDiluted",
+                       "ifrs:AdjustedWeightedAverageShares"],
+    "shares_outstanding": ["CommonStockSharesOutstanding"],
+    "operating_cash_flow": ["NetCashProvidedByUsedInOperatingActivities", "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations",
+                            "ifrs:CashFlowsFromUsedInOperatingActivities"],
+    "investing_cash_flow": ["NetCashProvidedByUsedInInvestingActivities", "NetCashProvidedByUsedInInvestingActivitiesContinuingOperations",
+                            "ifrs:CashFlowsFromUsedInInvestingActivities"],
+    "financing_cash_flow": ["NetCashProvidedByUsedInFinancingActivities", "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations",
+                            "ifrs:CashFlowsFromUsedInFinancingActivities"],
+    "capex": ["PaymentsToAcquirePropertyPlantAndEquipment", "ifrs:PurchaseOfPropertyPlantAndEquipmentClassifiedAsInvestingActivities"],
+    "depreciation_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAndAmortization",
+                                  "DepreciationAmortizationAndAccretionNet", "ifrs:DepreciationAndAmortisationExpense"],
+    "dividends_paid": ["PaymentsOfDividends", "PaymentsOfDividendsCommonStock", "ifrs:DividendsPaidClassifiedAsFinancingActivities"],
+    "share_repurchase": ["PaymentsForRepurchaseOfCommonStock"],
+    "stock_based_compensation": ["ShareBasedCompensation", "AllocatedShareBasedCompensationExpense"],
+    "total_assets": ["Assets", "ifrs:Assets"],
+    "current_assets": ["AssetsCurrent", "ifrs:CurrentAssets"],
+    "noncurrent_assets": ["AssetsNoncurrent", "NoncurrentAssets", "ifrs:NoncurrentAssets"],
+    "cash": ["CashAndCashEquivalentsAtCarryingValue", "ifrs:CashAndCashEquivalents"],
+    "inventory": ["InventoryNet", "ifrs:Inventories"],
+    "accounts_receivable": ["AccountsReceivableNetCurrent", "ifrs:CurrentTradeReceivables", "ifrs:TradeAndOtherCurrentReceivables"],
+    "accounts_payable": ["AccountsPayableCurrent", "ifrs:TradeAndOtherCurrentPayablesToTradeSuppliers", "ifrs:TradeAndOtherCurrentPayables"],
+    "ppe_net": ["PropertyPlantAndEquipmentNet", "ifrs:PropertyPlantAndEquipment"],
+    "goodwill": ["Goodwill", "ifrs:Goodwill"],
+    "intangible_assets": ["IntangibleAssetsNetExcludingGoodwill", "FiniteLivedIntangibleAssetsNet", "ifrs:IntangibleAssetsOtherThanGoodwill"],
+    "total_liabilities": ["Liabilities", "ifrs:Liabilities"],
+    "current_liabilities": ["LiabilitiesCurrent", "ifrs:CurrentLiabilities"],
+    "noncurrent_liabilities": ["LiabilitiesNoncurrent", "ifrs:NoncurrentLiabilities"],
+    "total_equity": ["StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest", "ifrs:Equity"],
+    "equity_parent": ["StockholdersEquity", "ifrs:EquityAttributableToOwnersOfParent"],
+    "minority_interest": ["MinorityInterest", "ifrs:NoncontrollingInterests"],
+    "retained_earnings": ["RetainedEarningsAccumulatedDeficit", "ifrs:RetainedEarnings"],
+    "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity", "ifrs:EquityAndLiabilities"],
+    # balance-sheet borrowings (my reading: what a balance sheet presents as debt)
+    "debt_current_total": ["DebtCurrent"],
+    "short_term_borrowings": ["ShortTermBorrowings", "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
+    "commercial_paper": ["CommercialPaper"],
+    "ltd_current": ["LongTermDebtCurrent", "ifrs:CurrentPortionOfLongtermBorrowings"],
+    "convertible_current": ["ConvertibleNotesPayableCurrent", "ConvertibleDebtCurrent"],
+    "bonds_noncurrent": ["ifrs:NoncurrentPortionOfNoncurrentBondsIssued"],
+    "ltd_noncurrent": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations", "ifrs:LongtermBorrowings"],
+    "ltd_total": ["LongTermDebt"],
+    "convertible_noncurrent": ["ConvertibleDebtNoncurrent", "ConvertibleLongTermNotesPayable"],
+    "finance_lease_current": ["FinanceLeaseLiabilityCurrent"],
+    "finance_lease_noncurrent": ["FinanceLeaseLiabilityNoncurrent"],
+    "operating_lease_current": ["OperatingLeaseLiabilityCurrent", "ifrs:CurrentLeaseLiabilities"],
+    "operating_lease_noncurrent": ["OperatingLeaseLiabilityNoncurrent", "ifrs:NoncurrentLeaseLiabilities"],
+}
+KIND = {"eps_basic": "per_share", "eps_diluted": "per_share", "shares_basic": "shares", "shares_diluted": "shares",
+        "shares_outstanding": "shares"}
+INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inventory", "accounts_receivable", "accounts_payable",
+           "ppe_net", "goodwill", "intangible_assets", "total_liabilities", "current_liabilities", "noncurrent_liabilities",
+           "total_equity", "equity_parent", "minority_interest", "retained_earnings", "liabilities_and_equity",
+           "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
+           "convertible_current", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
+           "finance_lease_noncurrent", "operating_lease_current", "operating_lease_noncurrent"}
+
+
+class Missing(Exception):
+    """The filer's data has no value for this concept and window (recorded as 'not covered', never a pass)."""
+
+
+def _d(s: str) -> dt.date:
+    return dt.date.fromisoformat(s)
+
+
+PERIOD_RE = re.compile(r"^FY(\d{4})(?:(Q[1-4])(TTM|YTD)?|(H1))?$")
+
+
+def parse_label(label: str) -> tuple[int, str, int]:
+    """'FY2023' -> (2023,'FY',4); 'FY2023Q2' -> (2023,'Q',2); 'FY2023H1' -> (2023,'YTD',2); 'FY2023Q3YTD' -> YTD 3; Q2TTM -> TTM 2."""
+    m = PERIOD_RE.match(label)
+    if not m:
+        raise ValueError(f"period label {label!r} not understood")
+    year = int(m.group(1))
+    if m.group(4):
+        return year, "YTD", 2
+    if not m.group(2):
+        return year, "FY", 4
+    q = int(m.group(2)[1])
+    suffix = m.group(3)
+    if suffix == "TTM":
+        return year, ("FY" if q == 4 else "TTM"), q
+    if suffix == "YTD":
+        return year, ("FY" if q == 4 else "YTD"), q
+    return year, "Q", q
+
+
+class Company:
+    """All facts of one companyfacts file, indexed by tag and window."""
+
+    def __init__(self, ticker: str, path: Path | None = None):
+        path = path or next(DATA.glob(f"CIK*_{ticker}.json.gz"), None)
+        if path is None:
+            raise FileNotFoundError(f"no companyfacts file for {ticker} in {DATA}")
+        raw = json.load(gzip.open(path))
+        self.ticker, self.name = ticker, raw.get("entityName", "")
+        # facts[tag] = list of (start|None, end, val, filed, accn, form, unit)
+        self.facts: dict[str, list[tuple]] = defaultdict(list)
+        for taxonomy, tags in raw["facts"].items():
+            for tag, body in tags.items():
+                key = tag if taxonomy == "us-gaap" else ("ifrs:" + tag if taxonomy == "ifrs-full" else f"{taxonomy}:{tag}")
+                for unit, rows in body["units"].items():
+                    for r in rows:
+                        start = _d(r["start"]) if r.get("start") else None
+                        self.facts[key].append((start, _d(r["end"]), float(r["val"]), r["filed"], r["accn"], r.get("form", ""),
+                                                unit, r.get("fy"), r.get("fp")))
+        money = Counter(r[6] for rows in self.facts.values() for r in rows if "/" not in r[6] and r[6] not in ("shares", "pure"))
+        self.currency = money.most_common(1)[0][0]  # the reporting currency (20-F filers add USD convenience figures)
+        self._calendar()
+        self._splits()
+
+    # ---- fiscal calendar -------------------------------------------------------------------------
+    def _calendar(self) -> None:
+        """Fiscal year ends: 12-month windows tagged in annual filings, labelled from the filing's own fy."""
+        doc_end: dict[str, dt.date] = {}
+        doc_fy: dict[str, int] = {}
+        annual_windows = Counter()
+        for rows in self.facts.values():
+            for start, end, _v, _f, accn, form, _u, fy, fp in rows:
+                if form in ANNUAL_FORMS and start and 350 <= (end - start).days <= 380:
+                    doc_end[accn] = max(doc_end.get(accn, end), end)  # the filing's own fiscal year: its latest 12-month window
+                    if fy:
+                        doc_fy[accn] = fy
+                    annual_windows[end] += 1
+        anchors = sorted((doc_end[a], doc_fy[a]) for a in doc_end if a in doc_fy)
+        if not anchors:
+            raise ValueError(f"{self.ticker}: no annual filing to anchor the fiscal calendar")
+        self.fye: dict[int, dt.date] = {}
+        votes: dict[int, Counter] = defaultdict(Counter)
+        # label = calendar year of the (week-shifted) year end + the offset most filings use (a few carry a wrong fy)
+        offset = Counter(a_fy - (a_end - dt.timedelta(days=7)).year for a_end, a_fy in anchors).most_common(1)[0][0]
+        for end in annual_windows:
+            year = (end - dt.timedelta(days=7)).year + offset
+            votes[year][end] += annual_windows[end]
+        for year, c in votes.items():
+            self.fye[year] = c.most_common(1)[0][0]
+        self.ends = Counter(end for rows in self.facts.values() for (_s, end, *_rest) in rows)
+
+    def fy_end(self, year: int) -> dt.date:
+        if year in self.fye:
+            return self.fye[year]
+        known = min(self.fye, key=lambda y: abs(y - year))
+        guess = self.fye[known] + dt.timedelta(days=round(365.25 * (year - known)))
+        near = [e for e in self.ends if abs((e - guess).days) <= 7]
+        return max(near, key=lambda e: self.ends[e]) if near else guess
+
+    def quarter_end(self, year: int, q: int) -> dt.date:
+        if q == 4:
+            return self.fy_end(year)
+        start = self.fy_end(year - 1)
+        guess = start + dt.timedelta(days=round(91.3 * q))
+        near = [e for e in self.ends if abs((e - guess).days) <= 10]
+        if not near:
+            raise Missing(f"no tagged date near the end of FY{year}Q{q}")
+        return max(near, key=lambda e: (self.ends[e], -abs((e - guess).days)))
+
+    # ---- split basis -----------------------------------------------------------------------------
+    def _splits(self) -> None:
+        """Split events (date of the first filing on the new basis, factor), from restated per-share comparatives."""
+        events = []
+        for concept in ("eps_basic", "eps_diluted"):
+            for tag in TAGS[concept]:
+                cells = defaultdict(list)
+                for start, end, v, filed, accn, *_ in self.facts.get(tag, []):
+                    cells[(start, end)].append((filed, v))
+                for vals in cells.values():
+                    vals.sort()
+                    for (f0, v0), (f1, v1) in zip(vals, vals[1:]):
+                        if v1 == 0 or v0 == 0 or (v0 > 0) != (v1 > 0) or abs(v0) < 0.05:
+                            continue
+                        r = v0 / v1
+                        for k in SPLIT_FACTORS:
+                            if abs(r - k) <= 0.03 * k and abs(v0 - k * v1) <= 0.011 * k + 0.01:
+                                events.append((f1, k))
+        self.split_events: list[tuple[str, int]] = []
+        for f1, k in sorted(events):
+            if not any(k == k2 and abs((_d(f1) - _d(d2)).days) < 400 for d2, k2 in self.split_events):
+                self.split_events.append((f1, k))
+
+    def basis_factor(self, filed: str) -> int:
+        """Product of split factors of splits after `filed` (1 for a filing on the latest basis)."""
+        f = 1
+        for when, k in self.split_events:
+            if filed < when:
+                f *= k
+        return f
+
+    # ---- raw lookups -----------------------------------------------------------------------------
+    def cell(self, concept: str, start: dt.date | None, end: dt.date, pick: str = "latest") -> tuple[float, dict]:
+        """One reported value: the first tag in priority order with a fact for this window."""
+        kind = KIND.get(concept)
+        unit = {"per_share": self.currency + "/shares", "shares": "shares"}.get(kind, self.currency)
+        for tag in TAGS[concept]:
+            rows = [r for r in self.facts.get(tag, []) if r[1] == end and r[6] == unit and (
+                (start is None and r[0] is None) or (start is not None and r[0] is not None and abs((r[0] - start).days) <= 7))]
+            if not rows:
+                continue
+            rows.sort(key=lambda r: (r[3], r[4]))
+            if pick in ("original", "as_filed"):
+                row = rows[0]
+            else:  # latest filed; several tagged values in that filing: the one whose start is closest
+                last = [r for r in rows if r[3] == rows[-1][3] and r[4] == rows[-1][4]]
+                row = min(last, key=lambda r: abs((r[0] - start).days) if start else 0)
+            value = row[2]
+            if kind == "per_share" and pick != "as_filed":
+                value = value / self.basis_factor(row[3])
+            elif kind == "shares" and pick != "as_filed":
+                value = value * self.basis_factor(row[3])
+            return value, {"tag": tag, "start": str(row[0]) if row[0] else "", "end": str(end), "value": row[2],
+                           "filed": row[3], "accn": row[4]}
+        raise Missing(f"{self.ticker}: {concept} for {start or ''}..{end} not tagged")
+
+    def has(self, concept: str) -> bool:
+        return any(t in self.facts for t in TAGS[concept])
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    from recompute import Engine  # noqa: E402
+
+    ticker, concept, label = sys.argv[1:4]
+    eng = Engine(Company(ticker))
+    print(eng.concept_value(concept, label))

@@ -1,0 +1,233 @@
+"""Independent recomputation of a synthesized dataset from the raw SEC companyfacts JSON.
+
+    ledgerlm synth --out D
+    python tests/independent/recompute.py D                     # every item; counts + mismatches by class
+    python tests/independent/recompute.py D --sample 100 --out /tmp/mismatches.txt
+
+Own parser (rawfacts.py), own period logic and hand-written index definitions (engine.py); it imports
+nothing from ledgerlm. Each item is recomputed from its company, indices, target_periods, unit and
+decimals. An item passes when every cell equals the item's answer after rounding half away from zero
+(a difference at the rounding boundary of the last digit counts as equal and is tallied).
+Items it cannot recompute are "not covered" with the reason, never a pass. On a mismatch the
+alternative conventions (value as originally filed, leases in debt, actual days, as-filed split
+basis) are tried and the one that reproduces the answer names the mismatch class.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter, defaultdict
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine import INDEX, NOT_COVERED, Engine, evaluate  # noqa: E402
+from rawfacts import DATA, Company, Missing  # noqa: E402
+
+SCALE = {"units": 1, "thousands": 1e3, "ten_thousands": 1e4, "millions": 1e6, "hundred_millions": 1e8, "billions": 1e9}
+ALTERNATES = [
+    ("value as originally filed (not the latest restatement)", {"pick": "original"}),
+    ("per-share values on the as-filed split basis", {"pick": "as_filed"}),
+    ("finance leases counted as debt", {"leases": "finance"}),
+    ("all lease liabilities counted as debt", {"leases": "all"}),
+    ("days = actual calendar days", {"days": "actual"}),
+    ("standalone quarter = YTD - prior YTD instead of the filer's 3-month figure (filer rounding)", {"quarter": "derived"}),
+]
+INSUFFICIENT = "Insufficient information"
+
+
+def companyfacts_tickers() -> set[str]:
+    return {p.name.split("_", 1)[1].split(".")[0] for p in DATA.glob("CIK*_*.json.gz")}
+
+
+def round_half_away(x: float, decimals: int) -> Decimal:
+    return Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
+def result_kinds() -> dict[str, str]:
+    """index id -> result kind (percent, currency, ...): how the QUESTION presents the number.
+
+    Read from the registry YAML with yaml only (the presentation, not the formula; formulas are in engine.py)."""
+    import yaml
+
+    kinds = {}
+    for f in sorted(REGISTRY.glob("*.yaml")):
+        for entry in yaml.safe_load(f.read_text(encoding="utf-8"))["indices"]:
+            kinds[entry["id"]] = entry["result"]
+    return kinds
+
+
+REGISTRY = Path(__file__).resolve().parents[2] / "synth" / "indices" / "registry"
+KINDS = result_kinds()
+
+
+def scaled(value: float, unit: str, index: str) -> float:
+    kind = KINDS.get(index, "per_share" if index.startswith(("eps_", "shares_")) else "currency")
+    if kind == "percent":
+        return value * 100
+    if kind == "currency":
+        if unit not in SCALE:
+            raise Missing(f"unit {unit!r} for a currency answer")
+        return value / SCALE[unit]
+    return value
+
+
+def same(mine: float, answer, decimals: int) -> str | None:
+    """'exact', 'boundary' (|diff| within half a last digit + float noise), or None."""
+    if round_half_away(mine, decimals) == Decimal(str(answer)).quantize(Decimal(1).scaleb(-decimals)):
+        return "exact"
+    if abs(mine - float(answer)) <= 0.5 * 10 ** -decimals * (1 + 1e-9) + 1e-12:
+        return "boundary"
+    return None
+
+
+def cells(item: dict):
+    """(index, period, answer) for every cell of a single or table item."""
+    answer = item["answer"]
+    if item["paradigm"] == "single":
+        yield item["indices"][0], item["target_periods"][0], answer
+        return
+    for i, index in enumerate(item["indices"]):
+        for j, period in enumerate(item["target_periods"]):
+            yield index, period, answer[i][j]
+
+
+def _classify(mine: float, theirs: float) -> str:
+    if theirs and mine:
+        r = abs(mine / theirs)
+        for k in (1000, 10, 20, 4, 2, 3, 5, 7, 8, 15):
+            for rr in (k, 1 / k):
+                if abs(r - rr) <= 0.02 * rr:
+                    return f"factor {k if rr == k else f'1/{k}'} (split or scale)"
+        if (mine > 0) != (theirs > 0):
+            return "sign"
+    return "value differs"
+
+
+def check_item(item: dict, companies: dict[str, Company]) -> dict:
+    """{'status': pass|mismatch|not_covered, 'reason'|'class', 'cells': [...]}"""
+    tick = item["company"]
+    if item.get("answer") == INSUFFICIENT:
+        return {"status": "not_covered", "reason": "deficiency item (the answer depends on what the prompt shows)"}
+    if tick not in companies:
+        return {"status": "not_covered", "reason": "company not in the embedded companyfacts (FSDS/XBRL source)"}
+    if any(t.get("kind") == "parent_distractor" for t in item.get("traps", [])):
+        pass  # scope is consolidated in companyfacts; the distractor only adds context
+    unit, decimals = item["unit"], int(item["decimals"])
+    out_cells, boundary = [], 0
+    for index, period, answer in cells(item):
+        if index in NOT_COVERED:
+            return {"status": "not_covered", "reason": NOT_COVERED[index]}
+        if index not in INDEX:
+            return {"status": "not_covered", "reason": "index not implemented independently"}
+        if answer == INSUFFICIENT or answer is None:
+            return {"status": "not_covered", "reason": "cell answered 'Insufficient information'"}
+        engine = Engine(companies[tick])
+        try:
+            mine = scaled(evaluate(index, engine, period), unit, index)
+        except Missing as err:
+            return {"status": "not_covered", "reason": _reason(str(err))}
+        except ZeroDivisionError:
+            return {"status": "not_covered", "reason": "division by zero"}
+        verdict = same(mine, answer, decimals)
+        if verdict:
+            boundary += verdict == "boundary"
+            continue
+        alt_name = None
+        for name, opts in ALTERNATES:
+            try:
+                alt = scaled(evaluate(index, Engine(companies[tick], **opts), period), unit, index)
+            except (Missing, ZeroDivisionError):
+                continue
+            if same(alt, answer, decimals):
+                alt_name = name
+                break
+        klass = f"reproduced only with: {alt_name}" if alt_name else _classify(mine, float(answer))
+        out_cells.append({"index": index, "period": period, "answer": answer, "mine": float(round_half_away(mine, decimals)),
+                          "class": klass, "facts": engine.used[:12]})
+    if out_cells:
+        return {"status": "mismatch", "class": out_cells[0]["class"], "cells": out_cells}
+    return {"status": "pass", "boundary": boundary}
+
+
+def _reason(msg: str) -> str:
+    if "not tagged" in msg:
+        concept = msg.split(": ", 1)[1].split(" for ")[0]
+        return f"concept {concept} not tagged for a needed window"
+    if "TTM window" in msg or "Q4" in msg or "division by zero" in msg:
+        return msg.split(": ", 1)[-1]
+    return msg
+
+
+def load_items(data: Path) -> list[dict]:
+    files = [data] if data.is_file() else [data / f"{s}.jsonl" for s in ("train", "dev", "test")]
+    items = []
+    for f in files:
+        if not f.exists():
+            raise SystemExit(f"error: {f}: no such dataset file")
+        for n, line in enumerate(f.open(encoding="utf-8"), 1):
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise SystemExit(f"error: {f}:{n}: not JSON ({err.msg})")
+    return items
+
+
+def run(items: list[dict]) -> dict:
+    companies = {}
+    for t in sorted({i["company"] for i in items} & companyfacts_tickers()):
+        companies[t] = Company(t)
+    results = [(item, check_item(item, companies)) for item in items]
+    status = Counter(r["status"] for _, r in results)
+    reasons = Counter(r["reason"] for _, r in results if r["status"] == "not_covered")
+    classes = defaultdict(list)
+    for item, r in results:
+        if r["status"] == "mismatch":
+            classes[r["class"]].append((item, r))
+    boundary = sum(r.get("boundary", 0) for _, r in results)
+    return {"n": len(items), "status": status, "reasons": reasons, "classes": classes, "boundary": boundary,
+            "splits": {t: c.split_events for t, c in companies.items()}}
+
+
+def render(summary: dict, examples: int = 1000) -> str:
+    s = summary["status"]
+    lines = [f"items: {summary['n']}  pass: {s['pass']}  mismatch: {s['mismatch']}  not covered: {s['not_covered']}"
+             f"  (cells equal only at the rounding boundary: {summary['boundary']})",
+             f"split events detected (first filing on the new basis, factor): {summary['splits']}", "", "not covered, by reason:"]
+    lines += [f"  {n:5d}  {why}" for why, n in summary["reasons"].most_common()]
+    lines += ["", "mismatches, by class:"]
+    for klass, rows in sorted(summary["classes"].items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {len(rows):5d}  {klass}")
+    lines += ["", "mismatch list (item id, company, index, period: dataset answer vs recomputed; facts used):"]
+    for klass, rows in sorted(summary["classes"].items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"== {klass} ({len(rows)})")
+        for item, r in rows[:examples]:
+            for c in r["cells"][:3]:
+                lines.append(f"  {item['id']} {item['company']} {c['index']} {c['period']} [{item['unit']}, {item['decimals']} dp]: "
+                             f"dataset {c['answer']} vs recomputed {c['mine']}")
+                for f in c["facts"][:6]:
+                    lines.append("      " + (f.get("note") or f"{f['concept']} {f['tag']} {f['start']}..{f['end']} = {f['value']:,} ({f['accn']}, filed {f['filed']})"))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data", type=Path, help="dataset folder (train/dev/test.jsonl) or one JSONL file")
+    ap.add_argument("--sample", type=int, help="check a random sample of N items")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, help="also write the report here")
+    args = ap.parse_args(argv)
+    items = load_items(args.data)
+    if args.sample:
+        items = random.Random(args.seed).sample(items, min(args.sample, len(items)))
+    text = render(run(items))
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
