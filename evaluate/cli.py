@@ -1,21 +1,83 @@
 """`ledgerlm eval` and `ledgerlm score`: dispatch to one small module per benchmark.
 
+    ledgerlm eval --tasks list                                   # every task of every benchmark
     ledgerlm eval --benchmark finindices --model oracle --data runs/data --out runs/oracle
-    ledgerlm score --benchmark finindices --predictions preds.jsonl --out runs/scored
+    ledgerlm score --benchmark finindices --predictions runs/oracle/samples.jsonl --out runs/scored
 
 A benchmark module (`ledgerlm.evaluate.<name>.bench`) exposes four functions:
 `add_eval_args(parser)`, `run_eval(args) -> int`, `add_score_args(parser)`, `run_score(args) -> int`.
+`--help` without `--benchmark` lists the benchmarks; with it, that benchmark's options.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 
 BENCHMARKS = {
     "finindices": "ledgerlm.evaluate.finindices.bench",
     "macrolens": "ledgerlm.evaluate.macrolens.bench",
     "epsbench": "ledgerlm.evaluate.epsbench.bench",
 }
+ABOUT = {
+    "finindices": "financial-index QA over shown statements (set-match accuracy, bootstrap CI); data: a `ledgerlm synth` folder",
+    "macrolens": "7 forecasting/valuation/statement tasks (T1..T7); data: release folder, Hub id, or `fixture` (offline)",
+    "epsbench": "tool-using agent forecasts quarterly EPS; data: the embedded EPSBench release (offline)",
+}
+# MacroLens paper §4.7 / Table 4: what each task asks and its primary metric.
+MACROLENS_TASKS = {
+    "T1": "price-path forecasting from the lookback window (MSE)",
+    "T2": "public-company valuation, market cap with derived valuation ratios (MedAPE)",
+    "T3": "statement generation from numerical fundamentals, 11 fields (per-field MAPE)",
+    "T4": "scenario-conditioned post-event return (MAE)",
+    "T5": "valuation from fundamentals without the derived-ratio block (MedAPE)",
+    "T6": "statement generation from a natural-language company description (per-field MAPE)",
+    "T7": "real-estate rent and price valuation from static attributes (MAPE)",
+}
+
+
+def task_table() -> list[dict]:
+    """One row per runnable task: benchmark, task, how to select it, description."""
+    from ledgerlm.evaluate.tasks import TASKS_DIR, load_task
+
+    rows = []
+    for path in sorted(TASKS_DIR.glob("finindices/*.yaml")):
+        task = load_task(str(path))
+        select = ", ".join(f"{k}={v}" for k, v in (task.get("select") or {}).items() if v is not None) or "all items"
+        rows.append({"benchmark": "finindices", "task": path.stem, "select": f"--task {path.stem}",
+                     "description": f"{select}; v{task.get('version', '?')}"})
+    for name, text in MACROLENS_TASKS.items():
+        rows.append({"benchmark": "macrolens", "task": name, "select": f"--tasks {name}", "description": text})
+    rows.append({"benchmark": "epsbench", "task": "epsbench", "select": "(one task)",
+                 "description": "agent with filings/news/calculator tools forecasts next-quarter EPS (MAPE, direction)"})
+    return rows
+
+
+def print_tasks(benchmark: str | None = None, as_json: bool = False) -> int:
+    rows = [r for r in task_table() if benchmark in (None, r["benchmark"])]
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="ledgerlm eval tasks", title_justify="left")
+    for column in ("benchmark", "task", "select", "description"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(r["benchmark"], r["task"], r["select"], r["description"])
+    Console(width=160).print(table)
+    return 0
+
+
+def _general_help(prog: str) -> str:
+    lines = [f"usage: {prog} --benchmark {{{','.join(sorted(BENCHMARKS))}}} [options]",
+             "", "benchmarks:"]
+    lines += [f"  {name:<11} {ABOUT[name]}" for name in BENCHMARKS]
+    lines += ["", f"`{prog} --benchmark NAME --help` shows that benchmark's options."]
+    if prog.endswith("eval"):
+        lines += ["`ledgerlm eval --tasks list [--benchmark NAME] [--json]` lists the tasks."]
+    return "\n".join(lines)
 
 
 def _benchmark_module(argv: list[str], prog: str):
@@ -26,13 +88,28 @@ def _benchmark_module(argv: list[str], prog: str):
 
 
 def _main(argv: list[str], prog: str, add: str, run: str) -> int:
-    if not any(a == "--benchmark" or a.startswith("--benchmark=") for a in argv):
-        argparse.ArgumentParser(prog=prog).error(f"--benchmark is required ({', '.join(sorted(BENCHMARKS))})")
+    has_benchmark = any(a == "--benchmark" or a.startswith("--benchmark=") for a in argv)
+    if not has_benchmark and any(a in ("-h", "--help") for a in argv):
+        print(_general_help(prog))
+        return 0
+    if prog.endswith("eval") and _wants_task_list(argv):
+        pre = argparse.ArgumentParser(prog=prog, add_help=False)
+        pre.add_argument("--benchmark", choices=sorted(BENCHMARKS))
+        pre.add_argument("--json", action="store_true")
+        known, _ = pre.parse_known_args(argv)
+        return print_tasks(known.benchmark, known.json)
+    if not has_benchmark:
+        argparse.ArgumentParser(prog=prog).error(f"--benchmark is required ({', '.join(sorted(BENCHMARKS))}); "
+                                                 f"see `{prog} --help`")
     name, module = _benchmark_module(argv, prog)
     parser = argparse.ArgumentParser(prog=f"{prog} --benchmark {name}")
     parser.add_argument("--benchmark", choices=sorted(BENCHMARKS), required=True)
     getattr(module, add)(parser)
     return getattr(module, run)(parser.parse_args(argv))
+
+
+def _wants_task_list(argv: list[str]) -> bool:
+    return any(a == "--tasks=list" or (a == "--tasks" and argv[i + 1:i + 2] == ["list"]) for i, a in enumerate(argv))
 
 
 def eval_main(argv: list[str]) -> int:

@@ -17,7 +17,9 @@ COMMANDS = {
     "fetch": ("ledgerlm.synth.statements.fetch:main", "download SEC companyfacts (needs internet)"),
     # synthesis engine (synth/indices, synth/build, synth/distill)
     "compute": ("ledgerlm.synth.indices.cli:main", "one index value with its computation trace"),
+    "indices": ("ledgerlm.synth.indices.cli:indices_main", "list the index registry (filter by --family / --axis)"),
     "synth": ("ledgerlm.synth.build.cli:main", "build a dataset (default: embedded real SEC sample)"),
+    "fidelity": ("ledgerlm.synth.build.fidelity:main", "recompute a dataset's answers from its prompt text alone"),
     "distill": ("ledgerlm.synth.distill.cli:main", "teacher trajectories verified by the scorer"),
     # evaluator (evaluate/)
     "eval": ("ledgerlm.evaluate.cli:eval_main", "evaluate a model on finindices / macrolens / epsbench"),
@@ -26,6 +28,50 @@ COMMANDS = {
     "report": ("ledgerlm.evaluate.report:main", "markdown + plots for one or more runs"),
     "epsbench": ("ledgerlm.evaluate.epsbench.cli:main", "EPSBench tools: calc, build-schema, build-instances"),
 }
+
+
+# Printed under every command's --help (the test walks COMMANDS and SUBCOMMANDS: each needs an entry).
+EXAMPLES = {
+    "statements": ["ledgerlm statements --company AAPL --period FY2023 --statement income --as markdown",
+                   "ledgerlm statements --company TSM --period FY2023 --statement cashflow --as text"],
+    "validate": ["ledgerlm validate", "ledgerlm validate --source my_facts.csv"],
+    "fetch": ["SEC_USER_AGENT='Jane Doe jane@example.com' ledgerlm fetch sec --tickers AAPL,MSFT --out data/sec"],
+    "compute": ["ledgerlm compute --company NVDA --index revenue_yoy --period FY2026Q4 --json",
+                "ledgerlm compute --company AAPL --index roe_avg --period FY2023 --decimals 2"],
+    "indices": ["ledgerlm indices", "ledgerlm indices --family profitability", "ledgerlm indices --axis temporal+caliber --json"],
+    "synth": ["ledgerlm synth --out runs/finindices",
+              "ledgerlm synth --out runs/data --num 300 --tokenizer runs/tiny-model --max-tokens 1024",
+              "ledgerlm synth --source my_company.json.gz --out runs/mine"],
+    "fidelity": ["ledgerlm fidelity runs/finindices"],
+    "distill": ["ledgerlm distill --data runs/finindices --teacher openai:gpt-4o-mini --base-url http://127.0.0.1:8000/v1 --out runs/distill",
+                "ledgerlm distill --data runs/finindices --teacher oracle --out runs/distill-oracle --limit 20"],
+    "eval": ["ledgerlm eval --tasks list",
+             "ledgerlm eval --benchmark finindices --model oracle --data runs/finindices --out runs/eval-oracle",
+             "ledgerlm eval --benchmark finindices --model hf:runs/tiny-model --data runs/data --split test --limit 8 --out runs/eval-tiny",
+             "ledgerlm eval --benchmark macrolens --model baseline:naive --data fixture --budget all=20 --out runs/ml-naive  # offline",
+             "ledgerlm eval --benchmark epsbench --model hf:runs/tiny-model --limit 2 --max-turns 2 --out runs/eps-tiny  # offline"],
+    "score": ["ledgerlm score --benchmark finindices --predictions runs/eval-oracle/samples.jsonl --out runs/rescored"],
+    "compare": ["ledgerlm compare runs/eval-before runs/eval-after"],
+    "report": ["ledgerlm report runs/eval-before runs/eval-after --out runs/report"],
+    "epsbench": ["ledgerlm epsbench calc --schema evaluate/epsbench/release/ticker_schemas_v4/GOOGL_2026Q1.json --json",
+                 "ledgerlm epsbench build-schema --company GOOGL --quarter 2026Q1 --out runs/GOOGL_2026Q1.json"],
+    "epsbench calc": ["ledgerlm epsbench calc --schema evaluate/epsbench/release/ticker_schemas_v4/GOOGL_2026Q1.json "
+                      "--drivers '{\"revenues_yoy\": 0.19}' --json"],
+    "epsbench build-schema": ["ledgerlm epsbench build-schema --company GOOGL --quarter 2026Q1 --out runs/GOOGL_2026Q1.json"],
+    "epsbench build-instances": ["ledgerlm epsbench build-instances --companies GOOGL NVDA --quarters 2026Q1 2026Q4 --out runs/schemas"],
+    "model": ["ledgerlm model prepare smollm2-135m --out runs/smollm2-135m"],
+    "model prepare": ["ledgerlm model prepare smollm2-135m --out runs/smollm2-135m"],
+}
+SUBCOMMANDS = {"epsbench": ("calc", "build-schema", "build-instances"), "model": ("prepare",)}
+
+
+def _examples(name: str, rest: list[str]) -> str:
+    """The examples block for `ledgerlm NAME [SUB] --help`."""
+    sub = rest[0] if rest and rest[0] in SUBCOMMANDS.get(name, ()) else None
+    lines = EXAMPLES.get(f"{name} {sub}" if sub else name) or EXAMPLES.get(name, [])
+    subs = [] if sub else [f"  ledgerlm {name} {s} --help" for s in SUBCOMMANDS.get(name, ())]
+    head = ["", "subcommands (each has its own --help):", *subs] if subs else []
+    return "\n".join(head + ["", "examples:", *(f"  {line}" for line in lines)])
 
 
 def _usage() -> str:
@@ -54,6 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     func = getattr(importlib.import_module(module_name), func_name)
     from ledgerlm.errors import LedgerError
 
+    if "-h" in rest or "--help" in rest:  # the command's own help, then its examples
+        try:
+            code = func(rest)
+        except SystemExit as done:
+            code = done.code
+        print(_examples(name, rest))
+        return int(code or 0)
     try:
         return int(func(rest) or 0)
     except LedgerError as err:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 SOURCES = """\
 - SEC EDGAR XBRL **companyfacts** API snapshots (AAPL, NVDA, GOOGL, SNOW, TSM) — public-domain U.S. government data,
@@ -25,10 +26,47 @@ def _attempted(manifest: dict) -> int:
     return manifest.get("kept", manifest["counts"].get("total", 0)) + sum(manifest.get("drops", {}).values())
 
 
+SPLIT_NAMES = {"train": "train", "dev": "validation", "test": "test"}  # file stem -> split name (the card's one name)
+
+
+def source_files(sources: list[str] | None) -> list[str]:
+    """Every file the facts were read from (kind: path), as the loaders expand the sources; embedded files
+    are named relative to the package's data folder."""
+    from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR, _expand
+
+    out = []
+    for target in [Path(s) for s in sources] if sources else [DEFAULT_DATA_DIR]:
+        try:
+            expanded = _expand(target)
+        except Exception as err:  # a source moved or unreadable since the build: say so in the card
+            out.append(f"{target} (not readable now: {type(err).__name__})")
+            continue
+        for kind, path in expanded:
+            try:
+                shown = f"synth/data/sec/{path.resolve().relative_to(DEFAULT_DATA_DIR)}"
+            except ValueError:
+                shown = str(path)
+            out.append(f"{kind}: {shown}")
+    return sorted(set(out))
+
+
+def _split_section(manifest: dict, by_split: dict) -> str:
+    rule = manifest.get("split_rule") or {"rule": "company"}
+    if rule["rule"] == "period":
+        head = (f"## Splits (period-based: {rule.get('why', '')}; fiscal years train {rule['train'][0]}–{rule['train'][1]}, "
+                f"validation {rule['dev'][0]}–{rule['dev'][1]}, test {rule['test'][0]}–{rule['test'][1]})")
+    else:
+        head = "## Splits (company-level: no company appears in two splits)"
+    rows = "\n".join(f"| {SPLIT_NAMES.get(k, k)} | {k}.jsonl | {v} |" for k, v in by_split.items())
+    return f"{head}\n| split | file | samples |\n|---|---|---|\n{rows}"
+
+
 def dataset_card(manifest: dict) -> str:
     counts, cfg = manifest["counts"], manifest["config"]
     by_split = counts.get("by_split", {})
     sources = cfg.get("sources") or ["(embedded SEC sample)"]
+    files = "\n".join(f"  - {f}" for f in source_files(cfg.get("sources")))
+    about_sources = SOURCES if not cfg.get("sources") else "- Facts supplied by the user (`--source`), listed below."
     return f"""---
 license: cc-by-4.0
 language: [en, zh]
@@ -48,13 +86,11 @@ path that parses the numbers back out of the rendered prompt (`ledgerlm.synth.bu
 Built with `ledgerlm synth` (seed {manifest['seed']}); full configuration and package versions in `manifest.json`.
 
 ## Sources
-{SOURCES}
-- Facts read from: {', '.join(map(str, sources))}
+{about_sources}
+- Facts read from: {', '.join(map(str, sources))}; the files (XBRL instances, companyfacts, FSDS quarters) were:
+{files}
 
-## Splits (company-level: no company appears in two splits)
-| split | samples |
-|---|---|
-{_table(by_split)}
+{_split_section(manifest, by_split)}
 
 ## Fields (one JSONL row per sample)
 `id, split, paradigm (single|table), axis, hint (bool), company, target_periods, indices,
@@ -91,7 +127,8 @@ than --num; `drops` in `manifest.json` says why each missing row was dropped.
 ## Load
 ```python
 import datasets
-ds = datasets.load_dataset("json", data_files={{"train": "train.jsonl", "dev": "dev.jsonl", "test": "test.jsonl"}})
+ds = datasets.load_dataset("path/to/this/folder")   # splits: train, validation (dev.jsonl), test
+# or: datasets.load_dataset("json", data_files={{"train": "train.jsonl", "validation": "dev.jsonl", "test": "test.jsonl"}})
 ```
 
 ## Limitations

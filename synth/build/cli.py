@@ -21,7 +21,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default="finindices", help="finindices (default) | macrolens-t3")
     p.add_argument("--config", help="YAML config (fields of SynthConfig); flags override it")
     p.add_argument("--source", action="append", dest="sources", help="facts file/folder (repeatable); default: embedded SEC sample")
-    p.add_argument("--out", help="output dataset folder (also holds shards/ for resume)")
+    p.add_argument("--out", help="output dataset folder (resume state: shards/ + run.json in the sibling OUT.work/)")
     p.add_argument("--num", type=int, help="N, the number of samples to attempt (default 2000; rounded up to whole items, one "
                    "sample per hint variant). Samples dropped as duplicates, over the token cap or without a derivable target "
                    "are counted by reason under `drops` in manifest.json, so the dataset can hold fewer than N rows")
@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     builder = Builder.from_config(cfg)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
     with dataset.long_lived_caches():
-        dataset.generate(out, cfg.fingerprint(), builder, num_slots=slots, shard_size=cfg.shard_size,
+        fingerprint = {**cfg.fingerprint(), "split_rule": builder.split_rule}  # recorded in run.json -> manifest
+        dataset.generate(out, fingerprint, builder, num_slots=slots, shard_size=cfg.shard_size,
                          num_proc=cfg.num_proc, select=select, progress=not args.no_progress)
         if select[1] > 1:
             print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)

@@ -23,7 +23,7 @@ from ledgerlm.synth.build.answers import INSUFFICIENT, answer_text, table_text
 from ledgerlm.synth.build.config import SynthConfig
 from ledgerlm.synth.build.pipeline import Drop, Stats, run_steps, token_cap_step
 from ledgerlm.synth.build.solutions import solution_text
-from ledgerlm.synth.build.split import assign_splits
+from ledgerlm.synth.build.split import MIN_COMPANIES, fiscal_year, row_split, split_rule
 from ledgerlm.synth.build.tokens import TokenCounter
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
 
@@ -96,9 +96,11 @@ class Builder:
         self.companies = [c for c in self.companies if stores[c].reports(c)]
         if not self.companies:
             raise InputError("no company has consolidated reports in the given sources", field="sources")
-        self.splits = assign_splits(self.companies, seed=cfg.seed, dev_fraction=cfg.dev_fraction,
-                                    test_fraction=cfg.test_fraction, test_companies=cfg.test_companies,
-                                    dev_companies=cfg.dev_companies)
+        few = len(self.companies) < MIN_COMPANIES and not (cfg.test_companies or cfg.dev_companies)
+        years = {fiscal_year(r.label) for c in self.companies for r in stores[c].reports(c)} if few else ()
+        self.split_rule = split_rule(self.companies, years, seed=cfg.seed, dev_fraction=cfg.dev_fraction,
+                                     test_fraction=cfg.test_fraction, test_companies=cfg.test_companies,
+                                     dev_companies=cfg.dev_companies)  # split.py: company-level, or by fiscal year
         ids = cfg.indices or sorted(registry)  # YAML entries (concept keys only when asked for)
         self.by_axis: dict[str, list[str]] = {}
         for index_id in ids:
@@ -231,6 +233,9 @@ class Builder:
             stats.drop("no_derivable_target", len(variants))
             return []
         self.add_context(item, rng)
+        if row_split(self.split_rule, item.company, [*item.periods, *(r.label for r, _ in item.blocks)]) is None:
+            stats.drop("crosses_split_boundary", len(variants))  # period-based split only (split.py)
+            return []
         return self.write(item, rng, slot)
 
     def draw_target(self, rng: random.Random, paradigm: str, axis: str) -> Item:
@@ -411,7 +416,7 @@ class Builder:
                         provenance.append({"concept": f.concept, "period": f.report, "value": f.value, "source": f.source})
         solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks)
         base = {
-            "split": self.splits[company], "paradigm": item.paradigm, "axis": item.axis, "company": company,
+            "split": row_split(self.split_rule, company, [*item.periods, *(r.label for r, _ in item.blocks)]), "paradigm": item.paradigm, "axis": item.axis, "company": company,
             "target_periods": item.periods, "indices": [ix.id for ix in item.indices],
             "context_periods": [r.label for r, _ in shown_blocks], "traps": traps, "context_formats": formats,
             "answer_format": choice.answer_format, "unit": unit, "decimals": choice.decimals,

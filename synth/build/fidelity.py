@@ -2,7 +2,11 @@
 representations, via `parse_rendered`), recompute every answer from those parsed numbers alone, and
 confirm every deficiency item is not derivable from what the prompt shows.
 
-    python -m ledgerlm.synth.build.fidelity out/synth            # prints agree / disagree counts
+    ledgerlm fidelity out/synth            # prints agree / disagree counts; exit 1 on any problem
+
+The facts are loaded from the sources recorded in the dataset's manifest.json (`config.sources`: empty
+means the embedded SEC sample), so a dataset built with `ledgerlm synth --source F` is checked against F;
+`--source` overrides the manifest.
 
 The recomputation builds a store that holds *only* the parsed prompt values (the source store lends
 its fiscal calendar — dates, not numbers) and runs the registry formula on it; the answer is then
@@ -17,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledgerlm.errors import LedgerError, NotDerivable
+from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.build.answers import INSUFFICIENT, answer_text
 from ledgerlm.synth.build.contexts import STATEMENT_SEP
 from ledgerlm.synth.statements.periods import parse_report
@@ -113,22 +117,71 @@ def check_rows(rows, store, registry) -> Report:
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ledgerlm.synth.build.fidelity", description=__doc__.splitlines()[0])
-    parser.add_argument("data", help="dataset folder (train/dev/test.jsonl) built by `ledgerlm synth`")
-    parser.add_argument("--source", action="append", dest="sources", help="the facts the dataset was built from")
-    args = parser.parse_args(argv)
-    from ledgerlm.synth.indices.registry import load_registry
-    from ledgerlm.synth.build.contexts import company_stores
-    from ledgerlm.synth.statements.sources import load_facts
+def manifest_sources(data: Path) -> list[str] | None:
+    """The sources a dataset was built from, as its manifest records them (None = the embedded sample)."""
+    path = data / "manifest.json"
+    if not path.is_file():
+        raise InputError("no manifest.json: not a `ledgerlm synth` dataset folder (or pass --source)", path=str(path))
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))["config"]
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise InputError(f"manifest.json has no readable config ({type(err).__name__}: {err})", path=str(path)) from None
+    sources = config.get("sources") or None
+    for src in sources or ():
+        if not Path(src).exists():
+            raise InputError(f"the dataset was built from {src!r}, which is not there now: run from the folder the "
+                             "dataset was built in, or pass --source", path=str(path), field="config.sources")
+    return sources
 
-    stores, registry = company_stores(load_facts(args.sources)), load_registry()
-    rows = [json.loads(line) for split in ("train", "dev", "test") for line in open(Path(args.data) / f"{split}.jsonl", encoding="utf-8")]
-    report = check_rows(rows, stores.__getitem__, registry)
+
+def read_rows(data: Path) -> list[dict]:
+    files = [data / f"{split}.jsonl" for split in ("train", "dev", "test")] if data.is_dir() else [data]
+    if not any(f.is_file() for f in files):
+        raise InputError("no train/dev/test.jsonl here: give a dataset folder built by `ledgerlm synth`", path=str(data))
+    rows = []
+    for f in files:
+        if f.is_file():
+            with open(f, encoding="utf-8") as handle:
+                for n, line in enumerate(handle, 1):
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as err:
+                        raise InputError(f"line {n} is not JSON ({err.msg})", path=str(f)) from None
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ledgerlm fidelity", description=__doc__.splitlines()[0])
+    parser.add_argument("data", help="dataset folder (train/dev/test.jsonl + manifest.json) built by `ledgerlm synth`")
+    parser.add_argument("--source", action="append", dest="sources",
+                        help="the facts the dataset was built from (default: the sources in its manifest.json)")
+    parser.add_argument("--show", type=int, default=20, help="problems to print (default 20)")
+    args = parser.parse_args(argv)
+    from ledgerlm.synth.build import storecache
+    from ledgerlm.synth.indices.registry import load_registry
+
+    data = Path(args.data)
+    sources = args.sources or manifest_sources(data)
+    rows = read_rows(data)
+    stores, registry = storecache.company_stores(sources), load_registry()
+    missing = sorted({r["company"] for r in rows} - set(stores))
+    if missing:
+        where = ", ".join(sources) if sources else "the embedded SEC sample"
+        raise InputError(f"companies {missing} of the dataset are not in {where}; pass the sources it was built from "
+                         "with --source", path=str(data))
+    report = check_rows(_progress(rows), stores.__getitem__, registry)
     print(f"checked {report.checked}, agree {report.agree}, deficiency items {report.deficiency_checked}, problems {len(report.problems)}")
-    for problem in report.problems[:20]:
+    for problem in report.problems[: args.show]:
         print("  " + problem)
     return 0 if not report.problems else 1
+
+
+def _progress(rows: list[dict]):
+    """Rows with a rich progress bar on stderr (one line when stderr is not a terminal)."""
+    from rich.console import Console
+    from rich.progress import track
+
+    yield from track(rows, description="fidelity", console=Console(stderr=True), transient=True)
 
 
 if __name__ == "__main__":

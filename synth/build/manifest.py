@@ -75,6 +75,7 @@ def build_manifest(config: dict, counts: Counts, stats: Stats, extra: dict) -> s
         "config": config,
         "versions": versions(),
         "counts": counts.as_dict(),
+        "split_rule": config.get("split_rule") or {"rule": "company"},  # split.py: company-level or by fiscal year
         "kept": stats.kept,
         "drops": dict(sorted(stats.drops.items())),
         **extra,
