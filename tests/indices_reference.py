@@ -11,10 +11,11 @@ import datetime as dt
 
 import pandas as pd
 
-# Interest-bearing liabilities, listed by hand (paper Appendix A.1: borrowings, bonds, leases,
-# long-term payables and current maturities of non-current liabilities; notes payable are not).
-INTEREST_BEARING = ["short_term_debt", "current_portion_long_term_debt", "long_term_debt", "bonds_payable",
-                    "lease_liabilities", "lease_liabilities_current", "long_term_payables"]
+# Interest-bearing liabilities beyond financial debt, listed by hand (paper Appendix A.1: borrowings, bonds,
+# leases, long-term payables and current maturities of non-current liabilities; notes payable are not).
+# Financial debt itself follows the balance-sheet presentation rule of issue 11 (`Ref.debt`).
+LEASES_AND_PAYABLES = ["lease_liabilities", "lease_liabilities_current", "finance_lease_liabilities",
+                       "finance_lease_liabilities_current", "long_term_payables"]
 SHARES = {"shares_basic", "shares_diluted"}
 
 
@@ -184,9 +185,35 @@ class Ref:
     def avg(self, concept: str) -> float:
         return (self.B.s(concept) + self.s(concept)) / 2
 
+    def has(self, concept: str) -> bool:
+        d = self.date()
+        if d not in self.raw.dates:
+            raise Missing(f"balance sheet at {d}")
+        return (concept, d) in self.raw.instants
+
+    def current_debt(self) -> float:
+        """The total current-debt line when shown, else its components (never both: issue 11)."""
+        if self.has("debt_current"):
+            return self.s("debt_current")
+        return self.o("short_term_debt") + self.o("current_portion_long_term_debt") + self.o("convertible_debt_current")
+
+    def noncurrent_debt(self) -> float:
+        """Non-current long-term debt; a long-term-debt total only when no non-current line is shown (less the
+        current portion when that is reported beside it), plus bonds."""
+        if self.has("long_term_debt"):
+            base = self.s("long_term_debt")
+        elif self.has("long_term_debt_total") and self.has("current_portion_long_term_debt"):
+            base = self.s("long_term_debt_total") - self.s("current_portion_long_term_debt")
+        else:
+            base = self.o("long_term_debt_total")
+        return base + self.o("bonds_payable")
+
+    def debt(self) -> float:
+        return self.current_debt() + self.noncurrent_debt()
+
     def ib(self) -> float:
         self.s("total_liabilities")
-        return sum(self.o(c) for c in INTEREST_BEARING)
+        return self.debt() + sum(self.o(c) for c in LEASES_AND_PAYABLES)
 
 
 # ---- composite helpers (index meanings written out in Python) --------------------------------------
@@ -199,7 +226,7 @@ def wc_change(r): return wc(r) - wc(r.B)
 def fcf(r): return r.f("operating_cash_flow") - r.f("capex")
 def fcff(r): return nopat(r) + r.f("depreciation_amortization") - r.f("capex") - wc_change(r)
 def ic(r): return r.s("equity_parent") + r.ib()  # = parent equity + total liabilities - non-interest-bearing
-def fin_debt(r): return r.o("short_term_debt") + r.o("current_portion_long_term_debt") + r.o("long_term_debt")
+def fin_debt(r): return r.debt()
 def net_fin_debt(r): return fin_debt(r) - r.s("cash") - r.o("short_term_investments")
 def three(r): return r.f("selling_expense") + r.f("admin_expense") + r.f("financial_expense")
 def period_exp(r): return three(r) + r.f("rd_expense")
@@ -350,11 +377,14 @@ REFERENCE = {
     "equity_multiplier_avg": lambda r: r.avg("total_assets") / r.avg("equity_parent"),
     "equity_ratio": lambda r: r.s("total_equity") / r.s("total_assets"),
     "financial_debt": fin_debt,
-    "financial_debt_with_leases": lambda r: fin_debt(r) + r.o("lease_liabilities_current") + r.o("lease_liabilities"),
+    "current_debt": lambda r: r.current_debt(),
+    "noncurrent_debt": lambda r: r.noncurrent_debt(),
+    "financial_debt_with_leases": lambda r: fin_debt(r) + r.o("lease_liabilities_current") + r.o("lease_liabilities")
+    + r.o("finance_lease_liabilities_current") + r.o("finance_lease_liabilities"),
     "net_financial_debt": net_fin_debt,
     "financial_debt_to_equity": lambda r: fin_debt(r) / r.s("total_equity"),
     "debt_to_capital": lambda r: fin_debt(r) / (fin_debt(r) + r.s("total_equity")),
-    "long_term_debt_to_equity": lambda r: r.s("long_term_debt") / r.s("total_equity"),
+    "long_term_debt_to_equity": lambda r: r.noncurrent_debt() / r.s("total_equity"),  # issue 11: non-current debt, not one tag
     "financial_debt_to_ebitda": lambda r: fin_debt(r) / ebitda(r),
     "financial_debt_to_ebitda_ttm": lambda r: fin_debt(r) / ebitda(r.ttm),
     "net_debt_to_ebitda_ttm": lambda r: net_fin_debt(r) / ebitda(r.ttm),

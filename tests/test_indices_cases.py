@@ -43,8 +43,10 @@ def test_case1_invested_capital_fute_2024(tmp_path):
     interest_bearing = 34_943_585.84 + 48_296_660.07 + 16_566_591.38 + 54_160_000.00
     assert got.value == pytest.approx(1_000_020_938.49 + interest_bearing, abs=1e-4)
     # Notes payable (215,022,707.38) is operating: treating it as interest-bearing would add it back.
-    aggregate = next(s for s in got.trace if s["kind"] == "aggregate")
-    assert "notes_payable" not in {i["concept"] for i in aggregate["interest_bearing_items"]}
+    # (Interest-bearing debt is now the registry index `interest_bearing_debt`, issue 11, not a taxonomy-flag sum.)
+    ib = next(s for s in got.trace if s["kind"] == "index" and s["index"] == "interest_bearing_debt")
+    assert ib["value"] == pytest.approx(interest_bearing, abs=1e-4)
+    assert "notes_payable" not in {f.concept for f in got.facts}
     assert {f.report for f in got.facts} == {"FY2024"}
 
 

@@ -20,7 +20,7 @@ from indices_reference import REFERENCE, Missing, Raw, Ref  # noqa: E402
 
 from ledgerlm.errors import NotDerivable  # noqa: E402
 from ledgerlm.synth.indices.compute import IndexUndefined, compute  # noqa: E402
-from ledgerlm.synth.indices.registry import load_registry  # noqa: E402
+from ledgerlm.synth.indices.registry import IndexNotApplicable, load_registry  # noqa: E402
 from ledgerlm.synth.statements.store import FactStore  # noqa: E402
 
 REGISTRY = load_registry()
@@ -37,8 +37,18 @@ def stores():
 _RAW: dict[tuple[int, str], Raw] = {}
 
 
+STANDARD = {"AAPL": "us-gaap", "NVDA": "us-gaap", "GOOGL": "us-gaap", "CASDEMO": "cas"}  # by hand, not by detection
+KIND = {"FY2023": "FY", "FY2026Q4": "Q", "FY2026Q1": "Q", "FY2024Q3": "Q", "FY2024": "FY"}
+
+
 def check(store, facts, company, period, index_id):
-    """'value' when both paths agree on a number, 'missing' when both find it not derivable."""
+    """'value' when both paths agree on a number, 'missing' when both find it not derivable, 'not applicable'
+    when the registry restricts the index to other standards or period kinds (issue 11) and compute refuses."""
+    ix = REGISTRY[index_id]
+    if STANDARD[company] not in ix.applies_to or KIND[period] not in ix.periods:
+        with pytest.raises(IndexNotApplicable, match=index_id):
+            compute(store, company, index_id, period, registry=REGISTRY)
+        return "not applicable"
     if (id(facts), company) not in _RAW:
         _RAW[(id(facts), company)] = Raw(facts, company)
     ref = Ref.parse(_RAW[(id(facts), company)], period)

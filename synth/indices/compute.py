@@ -10,6 +10,8 @@ API (used by synth/build):
   reports (set of ReportKey the computation read), scope).
   Raises `NotDerivable(missing=[report labels])` when a needed report is absent (message names the
   index and the report), `IndexUndefined` when the arithmetic is undefined (division by zero),
+  `IndexNotApplicable` (an InputError) when the index is not defined for the filer's accounting standard
+  or the period's kind (registry `applies_to` / `periods`),
   `InputError` for an unknown index / bad period.
 - `format_answer(value, result_kind, unit=None, decimals=2) -> Decimal`: scales to the unit (units,
   thousands, ten_thousands, millions, hundred_millions, billions for amounts; percent multiplies a
@@ -30,7 +32,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Node, Num
-from ledgerlm.synth.indices.registry import Registry, load_registry
+from ledgerlm.synth.indices.registry import Registry, accounting_standard, check_applicable, load_registry
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
 
 INSUFFICIENT = "Insufficient information"
@@ -78,6 +80,7 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     company = store.resolve_company(company)
     p = parse_period(period)
     index = registry[index_id]
+    check_applicable(index, accounting_standard(store, company), p.label, company)  # IndexNotApplicable: one line
     ev = _Evaluator(store, company, scope, registry, index_id)
     where = f"index {index_id!r}, company {company}, period {p.label}"
     try:
@@ -172,6 +175,8 @@ class _Evaluator:
             vals = [self.eval(a, p, basis) for a in args]
             value = {"abs": lambda v: abs(v[0]), "sum_of": sum, "min_of": min, "max_of": max}[f](vals)
             return self._calc(node, p, basis, value, f"{f}({', '.join(_r(v) for v in vals)})")
+        if f == "first_of":
+            return self._first_of(node, p, basis)
         (arg,) = args
         if f == "optional":
             return self._optional(node, p, basis)
@@ -199,6 +204,19 @@ class _Evaluator:
             if err.concept and err.period:
                 self.absent.append((err.concept, err.period))
             return self._calc(node, p, basis, 0.0, f"{node.args[0]} is not shown in the {err.period} report: 0")
+
+    def _first_of(self, node: Call, p: Period, basis: str) -> float:
+        """The first argument the shown reports derive (a line not shown falls through to the next)."""
+        for n, arg in enumerate(node.args):
+            try:
+                value = self.eval(arg, p, basis)
+            except NotDerivable as err:
+                if err.missing or n == len(node.args) - 1:
+                    raise  # a report is absent, or no alternative is shown: not derivable
+                continue
+            skipped = ", ".join(str(a) for a in node.args[:n])
+            return self._calc(node, p, basis, value, f"{arg}" + (f" ({skipped} not shown)" if skipped else ""))
+        raise AssertionError("first_of() has at least one argument")
 
     def _name(self, name: str, p: Period, basis: str) -> float:
         if name == "days_in_period":

@@ -17,7 +17,10 @@ Period operators (each evaluates its argument at another period or balance date;
   annualize(x)     x * 12 / months of the period (Q: x4, H1: x2, Q3YTD: x4/3, FY/TTM: x1)
 Functions: abs(x), sum_of(a, b, ...), min_of(a, b, ...), max_of(a, b, ...), and optional(x): x, or 0
 when the needed reports are present but do not show the line (filers omit zero lines); a missing
-report still makes the index not derivable.
+report still makes the index not derivable. first_of(a, b, ...): the first argument whose lines the
+reports show (a filer presents either a total or its components, e.g. one "Short-term debt" line or
+commercial paper + current portion of long-term debt: never both are added); a missing report still
+makes the index not derivable.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ PERIOD_OPERATORS = {
     "avg": "average of the beginning and ending balance",
     "annualize": "flow scaled by 12 / months of the period",
 }
-FUNCTIONS = {"abs": 1, "optional": 1, "sum_of": None, "min_of": None, "max_of": None}  # name -> arity (None: 1 or more)
+FUNCTIONS = {"abs": 1, "optional": 1, "first_of": None, "sum_of": None, "min_of": None, "max_of": None}  # name -> arity (None: 1 or more)
 BUILTIN_NAMES = {
     "days_in_period": "90 per quarter of the period (90, 180, 270, 360) — the turnover-days convention",
     "months_in_period": "3, 6, 9 or 12",

@@ -5,6 +5,20 @@
 Each YAML file: `family: NAME` and `indices: [ {id, name: {en, zh}, formula, result, axis, hint, source}, … ]`.
 `needs` is derived from the formula (DESIGN contract 3). Every canonical concept key is also an index
 (`registry["revenue"]` gives an auto-generated entry whose formula is the concept itself).
+
+Optional keys (issue 11, answer fidelity):
+- `applies_to`: accounting standards the index is defined for (`us-gaap`, `ifrs`, `cas`; default all
+  three). `compute` refuses other filers with one line and synth never asks them (e.g. `ebitda_cas`).
+- `periods`: period kinds the index accepts (`FY`, `Q`, `H1`, `Q3YTD`, `TTM`). Default from the formula:
+  prior_quarter()/standalone() -> Q only; ttm() -> FY, TTM; annualize() -> FY, Q, H1, Q3YTD; balance-only
+  formulas -> every kind but TTM; otherwise all five. `compute` refuses other kinds, synth never asks them.
+- `hint_zh`: the Chinese hint; default: the formula written with the Chinese names of its lines and indices.
+- `no_hint`: whether a question may omit the formula (true only when the convention is the textbook one or
+  the question states it). Default: false when the formula (or an index it uses) carries a convention a
+  reader cannot guess — days_in_period, annualize, begin/avg balances, first_of, interest-bearing debt,
+  EBIT, NOPAT, invested capital, working-capital change, TTM/standalone derivations — or is CAS-only.
+`Index.hint_text(language)` is the hint plus the convention notes its formula needs (stated once, in one
+wording, for every index that uses them).
 """
 from __future__ import annotations
 
@@ -21,6 +35,9 @@ REGISTRY_DIR = Path(__file__).with_name("registry")
 RESULT_KINDS = ("currency", "percent", "ratio", "times", "days", "per_share")
 AXES = ("domain", "caliber", "temporal+caliber", "temporal+domain")
 INDEX_KEYS = {"id", "name", "formula", "result", "axis", "hint", "source"}
+OPTIONAL_KEYS = {"applies_to", "periods", "hint_zh", "no_hint"}
+STANDARDS = ("us-gaap", "ifrs", "cas")
+PERIOD_KINDS = ("FY", "Q", "H1", "Q3YTD", "TTM")
 FILE_KEYS = {"family", "indices"}
 
 
@@ -37,10 +54,79 @@ class Index:
     source: str
     family: str
     path: str  # the YAML file it came from ("<concept>" for auto-generated entries)
+    applies_to: tuple[str, ...] = STANDARDS
+    periods: tuple[str, ...] | None = None  # None until conventions.fill_defaults derives it from the formula
+    hint_zh: str = ""  # "" until fill_defaults writes the formula with Chinese names
+    no_hint: bool | None = None  # None until fill_defaults decides
 
     @property
     def needs(self) -> Needs:
         return needs(self.ast, is_concept=is_concept)
+
+    def accepts(self, period) -> bool:
+        """True when the index is defined for the period's kind (FY, Q, H1, Q3YTD, TTM)."""
+        return period_kind(period) in (self.periods or PERIOD_KINDS)
+
+    def hint_text(self, language: str = "en") -> str:
+        """The hint shown in with-hint prompts, in `language`, with the conventions its formula needs."""
+        from ledgerlm.synth.indices import conventions
+
+        return conventions.hint_text(self, language)
+
+    def convention_text(self, language: str = "en") -> str:
+        """The conventions alone (no formula): stated in no-hint prompts so that the answer is unambiguous."""
+        from ledgerlm.synth.indices import conventions
+
+        return conventions.joined(conventions.notes(self, language), language)
+
+
+def period_kind(period) -> str:
+    """`FY2023` -> FY, `FY2023Q1` -> Q, `FY2023H1` -> H1, `FY2023Q3YTD` -> Q3YTD, `FY2023Q2TTM` -> TTM."""
+    from ledgerlm.synth.statements.periods import parse_period
+
+    p = parse_period(period)
+    return "H1" if p.kind == "YTD" and p.quarter == 2 else "Q3YTD" if p.kind == "YTD" else p.kind
+
+
+KIND_WORDS = {"FY": "fiscal years", "Q": "standalone quarters", "H1": "half-year YTD periods",
+              "Q3YTD": "nine-month YTD periods", "TTM": "trailing-twelve-month periods"}
+
+
+def accounting_standard(store, company: str) -> str | None:
+    """The standard a company reports under, read from its facts: `us-gaap` / `ifrs` by the taxonomy of
+    most tags, `cas` for CNY statements or Chinese labels without a taxonomy; None when unknown."""
+    cache = store.__dict__.setdefault("_standards", {})  # restrict() views share their parent's dict
+    if company not in cache:
+        facts = store.facts
+        if "company" in facts.columns:
+            facts = facts[facts["company"].astype(str) == company]
+        prefixes = facts["tag"].astype(str).str.split(":").str[0].str.lower() if "tag" in facts.columns else None
+        counts = prefixes.value_counts() if prefixes is not None else {}
+        us, ifrs = int(counts.get("us-gaap", 0)), int(counts.get("ifrs-full", 0))
+        if us or ifrs:
+            cache[company] = "us-gaap" if us >= ifrs else "ifrs"
+        elif (facts["unit"].astype(str) == "CNY").any() or ("label" in facts.columns and facts["label"].astype(str).str.contains("[\u4e00-\u9fff]").any()):
+            cache[company] = "cas"
+        else:
+            cache[company] = None
+    return cache[company]
+
+
+def check_applicable(index: "Index", standard: str | None, period, company: str = "") -> None:
+    """Raise IndexNotApplicable (one line naming index, company/standard and period) when the index is not
+    defined for the filer's standard or the period's kind."""
+    who = f"company {company} " if company else ""
+    if standard is not None and standard not in index.applies_to:
+        raise IndexNotApplicable(f"index {index.id!r} applies to {'/'.join(index.applies_to)} filers only; "
+                                 f"{who}reports under {standard} (period {period})", field="index")
+    kind = period_kind(period)
+    if not index.accepts(period):
+        raise IndexNotApplicable(f"index {index.id!r} is defined for {', '.join(KIND_WORDS[k] for k in index.periods)} only; "
+                                 f"{who}period {period} is a {KIND_WORDS[kind][:-1]}", field="period")
+
+
+class IndexNotApplicable(InputError):
+    """The index is not defined for this filer's accounting standard or this kind of period."""
 
 
 def is_concept(name: str) -> bool:
@@ -69,9 +155,11 @@ def concept_index(key: str) -> Index:
     info = concept_info(key)
     result = {"per_share": "per_share"}.get(info.kind, "currency")  # shares counts scale like amounts
     label_en, label_zh = info.label_en or key, info.label_zh or info.label_en or key
+    periods = tuple(k for k in PERIOD_KINDS if k != "TTM") if info.kind == "stock" else PERIOD_KINDS
     return Index(key, label_en, label_zh, key, Name(key), result, "caliber",
                  f"{label_en}: read the line item for the period (flows over the period, balances at its end).",
-                 "Canonical statement line item", "concept", "<concept>")
+                 "Canonical statement line item", "concept", "<concept>", periods=periods,
+                 hint_zh=f"{label_zh}：读取该期间的报表科目（流量取期间发生额，余额取期末数）。", no_hint=True)
 
 
 class Registry(dict):
@@ -104,6 +192,10 @@ def load_registry(paths: list[str | Path] | None = None, *, check_concepts: bool
                 raise InputError(f"duplicate index id {entry.id!r} (also in {registry[entry.id].path})", path=str(path), field="id")
             registry[entry.id] = entry
     _check_references(registry, check_concepts)
+    if check_concepts:
+        from ledgerlm.synth.indices import conventions
+
+        conventions.fill_defaults(registry)
     return registry
 
 
@@ -120,7 +212,7 @@ def _read_file(path: Path) -> list[Index]:
         where = f"indices[{i}]"
         if not isinstance(raw, dict):
             raise InputError("each index is a mapping", path=str(path), field=where)
-        unknown, missing = set(raw) - INDEX_KEYS, INDEX_KEYS - set(raw)
+        unknown, missing = set(raw) - INDEX_KEYS - OPTIONAL_KEYS, INDEX_KEYS - set(raw)
         if unknown or missing:
             raise InputError(f"index {raw.get('id', '?')!r}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}", path=str(path), field=where)
         index_id = str(raw["id"])
@@ -135,8 +227,23 @@ def _read_file(path: Path) -> list[Index]:
             if not isinstance(raw[key], str) or not raw[key].strip():
                 raise InputError(f"index {index_id!r}: {key} must be non-empty text", path=str(path), field=f"{where}.{key}")
         node = parse(index_id, str(raw["formula"]))
+        extra = {}
+        for key, allowed in (("applies_to", STANDARDS), ("periods", PERIOD_KINDS)):
+            if key in raw:
+                vals = raw[key]
+                if not isinstance(vals, list) or not vals or any(v not in allowed for v in vals):
+                    raise InputError(f"index {index_id!r}: {key} must be a non-empty list of {allowed}, got {vals!r}", path=str(path), field=f"{where}.{key}")
+                extra[key] = tuple(v for v in allowed if v in vals)
+        if "hint_zh" in raw:
+            if not isinstance(raw["hint_zh"], str) or not raw["hint_zh"].strip():
+                raise InputError(f"index {index_id!r}: hint_zh must be non-empty text", path=str(path), field=f"{where}.hint_zh")
+            extra["hint_zh"] = raw["hint_zh"].strip()
+        if "no_hint" in raw:
+            if not isinstance(raw["no_hint"], bool):
+                raise InputError(f"index {index_id!r}: no_hint must be true or false", path=str(path), field=f"{where}.no_hint")
+            extra["no_hint"] = raw["no_hint"]
         out.append(Index(index_id, name["en"], name["zh"], str(raw["formula"]).strip(), node, raw["result"], raw["axis"],
-                         raw["hint"].strip(), raw["source"].strip(), family, str(path)))
+                         raw["hint"].strip(), raw["source"].strip(), family, str(path), **extra))
     return out
 
 

@@ -1,0 +1,236 @@
+"""Conventions an index's answer depends on, derived from its formula, stated once in one wording.
+
+    python -c "from ledgerlm.synth.indices.registry import load_registry; r = load_registry(); print(r['roic'].hint_text('zh'))"
+
+Issue 11 ("ambiguities to remove"): every with-hint prompt states the conventions the answer uses, and
+no-hint prompts state them too (without the formula), so a question never has two defensible answers:
+- balances: beginning = previous fiscal-year end (FY, H1, Q3 YTD), previous quarter end (standalone
+  quarter), one year earlier (TTM); average = (beginning + ending) / 2;
+- days: 90 per quarter (90 / 180 / 270 / 360), also in 52/53-week years; annualisation x 12 / months;
+- standalone quarter = YTD(n) - YTD(n-1), Q4 = annual - nine-month YTD; TTM = YTD + last annual - prior YTD;
+- debt: financial debt = borrowings as presented (finance and operating leases excluded), interest-bearing
+  debt = financial debt + lease liabilities + long-term payables (CAS 有息负债);
+- EBIT = pretax income + interest expense (the only EBIT of the registry); NOPAT = operating income x
+  (1 - income tax / pretax income), the effective rate applied as reported also for loss-makers;
+- invested capital = parent equity + interest-bearing debt (CAS equity method);
+- working-capital change = ending - beginning (current assets - current liabilities);
+- per-share values divide by the weighted-average shares the filer reports for that same period.
+
+`fill_defaults(registry)` also derives each index's accepted period kinds, its no-hint flag and its
+Chinese hint (the formula written with the Chinese names of its lines and indices) where the YAML gives none.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Num, Node
+
+ALL_KINDS = ("FY", "Q", "H1", "Q3YTD", "TTM")
+
+# (key, en, zh): key is an operator, builtin or index id found anywhere in the formula closure
+NOTES = [
+    ("begin", "Beginning balance = the balance at the previous fiscal year end for FY, H1 and Q3 YTD periods, at the previous "
+              "quarter end for a standalone quarter, one year earlier for a TTM period; average = (beginning + ending) / 2.",
+     "期初余额：年度、半年度及前三季度累计期间取上年末余额，单季度取上季末余额，TTM 期间取一年前的期末余额；平均余额 =（期初 + 期末）/ 2。"),
+    ("days_in_period", "Days in period = 90 per quarter (90, 180, 270 or 360 days), also in 52/53-week years; not calendar days.",
+     "期间天数按每季度 90 天计（90、180、270 或 360 天），52/53 周财年亦同，不按日历天数。"),
+    ("annualize", "Annualised = value x 12 / months of the period (3, 6, 9 or 12; 52/53-week years are not adjusted).",
+     "年化 = 数值 × 12 / 期间月数（3、6、9 或 12 个月；52/53 周财年不调整）。"),
+    ("standalone", "Standalone quarter Qn = YTD(n) - YTD(n-1); Q4 = annual - nine-month YTD.",
+     "单季度 Qn = 第 n 季累计数 − 第 n−1 季累计数；第四季度 = 全年 − 前三季度累计。"),
+    ("ttm", "TTM = current YTD + last annual - prior-year same YTD (at a fiscal year end: the annual figure).",
+     "TTM = 本期累计 + 上一年度全年 − 上年同期累计（年末即全年数）。"),
+    ("financial_debt", "Financial debt = current debt (the total short-term debt line when the balance sheet shows one, otherwise "
+                       "short-term borrowings/commercial paper + current portion of long-term debt + convertible notes due within a year) "
+                       "+ non-current long-term debt and bonds; lease liabilities (finance and operating) are not financial debt.",
+     "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 一年内到期的长期债务 + 一年内到期的可转换债券）"
+     "+ 非流动长期借款及应付债券；租赁负债（融资及经营租赁）不计入金融负债。"),
+    ("interest_bearing_debt", "Interest-bearing debt = financial debt + lease liabilities (operating and finance, current and "
+                              "non-current) + long-term payables; payables, notes payable, contract liabilities, taxes and payroll payable are "
+                              "non-interest-bearing.",
+     "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
+    ("ebit", "EBIT = income before income taxes + interest expense (the one EBIT definition used throughout).",
+     "息税前利润（EBIT）= 利润总额 + 利息费用（全数据集统一口径）。"),
+    ("nopat", "NOPAT = operating income x (1 - income tax / income before income taxes), the effective rate applied as reported "
+              "(also when pretax income is a loss).",
+     "税后净营业利润（NOPAT）= 营业利润 ×（1 − 所得税费用 / 利润总额），实际税率按报表数直接使用（亏损时亦同）。"),
+    ("invested_capital_equity", "Invested capital = equity attributable to the parent + interest-bearing debt (minority interests "
+                                "excluded).",
+     "投入资本 = 归属于母公司所有者权益 + 带息债务（不含少数股东权益）。"),
+    ("working_capital_change", "Change in working capital = working capital at period end - at the beginning of the period "
+                               "(working capital = current assets - current liabilities).",
+     "营运资本变动 = 期末营运资本 − 期初营运资本（营运资本 = 流动资产 − 流动负债）。"),
+    ("shares", "Per-share values divide by the weighted-average shares the filer reports for that same period (a standalone "
+               "quarter: its three-month weighted average); share counts are never added or subtracted.",
+     "每股指标除以公司披露的同一期间加权平均股数（单季度取该季度三个月的加权平均股数）；股数不做加减。"),
+]
+_OPERATOR_KEYS = {"begin": {"begin", "avg"}, "standalone": {"standalone", "quarter"}}
+_SHARE_CONCEPTS = {"shares_basic", "shares_diluted"}
+_ZH_PREFIX = {"prior_year": "上年同期", "prior_quarter": "上一季度", "ytd": "年初至今累计", "standalone": "单季度",
+              "quarter": "单季度", "ttm": "TTM ", "begin": "期初", "end": "期末", "avg": "平均", "annualize": "年化"}
+_ZH_BUILTINS = {"days_in_period": "期间天数", "months_in_period": "期间月数",
+                "interest_bearing_liabilities": "带息负债", "non_interest_bearing_liabilities": "无息负债"}
+
+
+def closure(index, registry) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(operators, builtins, concepts, index ids) the formula reads, through every index it refers to."""
+    from ledgerlm.synth.indices.registry import is_concept
+
+    ops, builtins, concepts, ids = set(), set(), set(), set()
+    todo, seen = [index], set()
+    while todo:
+        ix = todo.pop()
+        if ix.id in seen:
+            continue
+        seen.add(ix.id)
+        n = ix.needs
+        ops |= set(n.operators)
+        builtins |= set(n.builtins)
+        concepts |= set(n.concepts)
+        for ref in n.indices:
+            if ref in registry and not is_concept(ref):
+                ids.add(ref)
+                todo.append(registry[ref])
+        ops |= _functions(ix.ast)
+    return ops, builtins, concepts, ids
+
+
+def _functions(node: Node) -> set[str]:
+    if isinstance(node, Call):
+        return {node.func}.union(*(_functions(a) for a in node.args))
+    if isinstance(node, BinOp):
+        return _functions(node.left) | _functions(node.right)
+    if isinstance(node, Neg):
+        return _functions(node.operand)
+    return set()
+
+
+def _keys(index, registry) -> set[str]:
+    ops, builtins, concepts, ids = closure(index, registry)
+    keys = set(builtins) | ids | {index.id}
+    for key, members in _OPERATOR_KEYS.items():
+        if ops & members:
+            keys.add(key)
+    keys |= ops & {"annualize", "ttm"}
+    if "interest_bearing_liabilities" in builtins or "non_interest_bearing_liabilities" in builtins:
+        keys.add("interest_bearing_debt")
+    if "interest_bearing_debt" in keys or "invested_capital_equity" in keys:
+        keys |= {"financial_debt", "interest_bearing_debt"}
+    if concepts & _SHARE_CONCEPTS:
+        keys.add("shares")
+    return keys
+
+
+def notes(index, language: str, registry=None) -> list[str]:
+    """The convention sentences the index's answer depends on, in `language` (en | zh)."""
+    from ledgerlm.synth.indices.compute import default_registry
+
+    registry = registry if registry is not None else default_registry()
+    if index.path == "<concept>":
+        return []
+    keys = _keys(index, registry)
+    return [en if language == "en" else zh for key, en, zh in NOTES if key in keys]
+
+
+def joined(sentences: list[str], language: str) -> str:
+    return (" " if language == "en" else "").join(sentences)
+
+
+def hint_text(index, language: str) -> str:
+    """Hint + conventions, in `language`."""
+    base = index.hint if language == "en" else index.hint_zh
+    extra = joined(notes(index, language), language)
+    if not extra:
+        return base
+    if language == "en":
+        return f"{base}{'' if base.endswith('.') else '.'} {extra}"
+    return f"{base}{'' if base.endswith('。') else '。'}{extra}"
+
+
+def default_periods(index, registry) -> tuple[str, ...]:
+    """Period kinds an index fits, from its formula (see registry.py)."""
+    from ledgerlm.synth.statements.taxonomy import concept_info
+
+    ops, builtins, concepts, _ = closure(index, registry)
+    if ops & {"prior_quarter", "standalone", "quarter"}:
+        return ("Q",)
+    if "ttm" in ops:
+        return ("FY", "TTM")
+    if "annualize" in ops:
+        return ("FY", "Q", "H1", "Q3YTD")
+    kinds = set()
+    for c in concepts:
+        try:
+            kinds.add(concept_info(c).kind)
+        except KeyError:
+            kinds.add("flow")
+    if kinds and kinds <= {"stock"} and not builtins & {"days_in_period", "months_in_period"}:
+        return ("FY", "Q", "H1", "Q3YTD")
+    return ALL_KINDS
+
+
+def zh_formula(node: Node, registry, top: bool = True) -> str:
+    """The formula written with Chinese names: `(营业收入 − 营业成本) / 营业收入`."""
+    from ledgerlm.synth.indices.registry import is_concept
+    from ledgerlm.synth.statements.taxonomy import concept_info
+
+    def name(n: str) -> str:
+        if n in _ZH_BUILTINS:
+            return _ZH_BUILTINS[n]
+        if n in registry and not is_concept(n):
+            return registry[n].name_zh
+        try:
+            return concept_info(n).label_zh or n
+        except KeyError:
+            return n
+
+    def wrap(child: Node, parent_op: str, right: bool) -> str:
+        text = go(child)
+        if isinstance(child, BinOp) and (child.op in "+-" and parent_op in "*/" or right and parent_op in "-/" and child.op in ("+-" if parent_op == "-" else "+-*/")):
+            return f"({text})"
+        return text
+
+    def go(n: Node) -> str:
+        if isinstance(n, Num):
+            return str(n)
+        if isinstance(n, Name):
+            return name(n.name)
+        if isinstance(n, Neg):
+            return f"−{wrap(n.operand, '*', True)}"
+        if isinstance(n, BinOp):
+            sym = {"+": " + ", "-": " − ", "*": " × ", "/": " / "}[n.op]
+            return wrap(n.left, n.op, False) + sym + wrap(n.right, n.op, True)
+        if isinstance(n, Call):
+            args = [go(a) for a in n.args]
+            if n.func == "optional":
+                return args[0]
+            if n.func == "abs":
+                return f"|{args[0]}|"
+            if n.func == "first_of":
+                return args[0] + "".join(f"（未列示时取 {a}）" for a in args[1:])
+            if n.func == "sum_of":
+                return "(" + " + ".join(args) + ")"
+            if n.func in ("min_of", "max_of"):
+                return f"{'min' if n.func == 'min_of' else 'max'}({', '.join(args)})"
+            inner = args[0]
+            if isinstance(n.args[0], (BinOp, Neg)):
+                inner = f"({inner})"
+            return _ZH_PREFIX[n.func] + inner
+        raise TypeError(f"not a formula node: {n!r}")
+
+    return go(node)
+
+
+def fill_defaults(registry) -> None:
+    """Derive periods, no_hint and hint_zh for the YAML entries that do not set them (in place)."""
+    for index_id, ix in list(registry.items()):
+        changes = {}
+        if ix.periods is None:
+            changes["periods"] = default_periods(ix, registry)
+        if not ix.hint_zh:
+            body = zh_formula(ix.ast, registry)
+            changes["hint_zh"] = f"{ix.name_zh} = {body}" + (" × 100%" if ix.result == "percent" else "")
+        if ix.no_hint is None:
+            changes["no_hint"] = tuple(ix.applies_to) == ("us-gaap", "ifrs", "cas")  # standard-specific: hint always
+        if changes:
+            registry[index_id] = dataclasses.replace(ix, **changes)
