@@ -82,12 +82,21 @@ def test_resume_skips_finished_shards_and_redoes_half_written_ones(tmp_path):
         return fake_slot(slot, stats)
 
     dataset.generate(out, FP, counting, num_slots=60, shard_size=8, select=(0, 2), progress=False)  # half the shards
-    (out / "shards" / "shard-00001.jsonl.tmp").write_text("garbage from a killed run\n")  # a kill mid-shard
+    (dataset.work_dir(out) / "shards" / "shard-00001.jsonl.tmp").write_text("garbage from a killed run\n")  # a kill mid-shard
     calls.clear()
     dataset.generate(out, FP, counting, num_slots=60, shard_size=8, progress=False)
     assert sorted(calls) == [s for k in range(1, 8, 2) for s in shards.shard_slots(k, 60, 8)]  # only the missing shards
     dataset.merge(out, [out])
     assert sha(out) == build(tmp_path / "fresh")
+
+
+def test_resume_state_lives_beside_the_published_folder(tmp_path):
+    build(tmp_path / "pub")
+    assert sorted(p.name for p in (tmp_path / "pub").iterdir()) == ["README.md", "dev.jsonl", "manifest.json", "test.jsonl", "train.jsonl"]
+    assert (tmp_path / "pub.work" / "run.json").is_file() and (tmp_path / "pub.work" / "shards").is_dir()
+    assert json.loads((tmp_path / "pub" / "manifest.json").read_text())["tokenizer"] == "fake"
+    dataset.merge(tmp_path / "again", [tmp_path / "pub.work"])  # the work dir itself is accepted too
+    assert sha(tmp_path / "again") == sha(tmp_path / "pub")
 
 
 def test_other_config_in_same_folder_is_refused(tmp_path):

@@ -50,6 +50,7 @@ class SynthConfig:
     companies: list[str] = field(default_factory=list)  # restrict to these companies; empty = all
     indices: list[str] = field(default_factory=list)  # restrict to these registry ids; empty = all
     max_attempts: int = 16  # draws per item slot before it is dropped as `no_derivable_target`
+    company_group: int = 64  # with more companies, slots draw from groups of this many (bounded memory, see companies.py)
 
     def fingerprint(self) -> dict:
         """What decides the generated items (not `num_proc`, which never changes them)."""
@@ -82,6 +83,8 @@ def _check(cfg: SynthConfig, path: str | None) -> None:
 
     if cfg.num < 1:
         bad("num", f"num must be >= 1, got {cfg.num}")
+    if not isinstance(cfg.company_group, int) or cfg.company_group < 1:
+        bad("company_group", f"company_group must be an integer >= 1, got {cfg.company_group!r}")
     if cfg.shard_size < 1:
         bad("shard_size", f"shard_size must be >= 1, got {cfg.shard_size}")
     for f in cfg.formats:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.build import instructions
 from ledgerlm.synth.build.answers import INSUFFICIENT, answer_text, table_text
+from ledgerlm.synth.build.companies import CompanyGroups, PerCompany, forget
 from ledgerlm.synth.build.config import SynthConfig
 from ledgerlm.synth.build.pipeline import Drop, Stats, run_steps, token_cap_step
 from ledgerlm.synth.build.solutions import solution_text
@@ -93,7 +94,8 @@ class Builder:
         # one FactStore per company: lookups scan only that company's facts (much faster than one big store)
         self.stores, self.registry, self.cfg, self.counter = stores, registry, cfg, counter
         self.companies = [self._resolve(c) for c in cfg.companies] if cfg.companies else sorted(stores)
-        self.companies = [c for c in self.companies if stores[c].reports(c)]
+        has = getattr(stores, "has_reports", None)  # a lazy store cache knows without loading every store
+        self.companies = [c for c in self.companies if (has(c) if has else stores[c].reports(c))]
         if not self.companies:
             raise InputError("no company has consolidated reports in the given sources", field="sources")
         few = len(self.companies) < MIN_COMPANIES and not (cfg.test_companies or cfg.dev_companies)
@@ -105,15 +107,19 @@ class Builder:
         self.by_axis: dict[str, list[str]] = {}
         for index_id in ids:
             self.by_axis.setdefault(registry[index_id].axis, []).append(index_id)
-        self.reports = {c: stores[c].reports(c) for c in self.companies}
-        self.parent_reports = {c: set(stores[c].reports(c, "parent")) if "parent" in stores[c].scopes(c) else set()
-                               for c in self.companies}
+        # per-company tables are computed when a company is first drawn (stores load lazily, see companies.py)
+        self.reports = PerCompany(lambda c: self.stores[c].reports(c))
+        self.parent_reports = PerCompany(lambda c: set(self.stores[c].reports(c, "parent")) if "parent" in self.stores[c].scopes(c) else set())
         self._eligible: dict = {}
         self._values: dict = {}
         self._statements: dict = {}
         self._rendered: dict = {}
-        self._periods = {c: self._period_candidates(c) for c in self.companies}
-        self._series = {c: self._series_candidates(c) for c in self.companies}
+        self._periods = PerCompany(self._period_candidates)
+        self._series = PerCompany(self._series_candidates)
+        self.groups = CompanyGroups(self.companies, seed=cfg.seed, n_slots=-(-cfg.num // len(cfg.hint_variants)),
+                                    size=cfg.company_group)
+        if hasattr(stores, "on_evict"):  # drop a company's memoised values and renderings with its store
+            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered], gone)
         self.cap_step = token_cap_step(counter, cfg.max_tokens)
 
     @classmethod
@@ -121,9 +127,13 @@ class Builder:
         from ledgerlm.synth.build import storecache
         from ledgerlm.synth.indices.registry import load_registry
 
-        return cls(storecache.company_stores(cfg.sources or None), load_registry(), cfg, TokenCounter(cfg.tokenizer))
+        stores = storecache.company_stores(cfg.sources or None, resident=max(storecache.DEFAULT_RESIDENT, 2 * cfg.company_group))
+        return cls(stores, load_registry(), cfg, TokenCounter(cfg.tokenizer))
 
     def _resolve(self, query: str) -> str:
+        quick = getattr(self.stores, "resolve", None)  # lazy stores: code or name from the index, nothing loaded
+        if quick is not None and quick(query):
+            return quick(query)
         for store in self.stores.values():
             try:
                 return store.resolve_company(query)
@@ -225,7 +235,7 @@ class Builder:
         paradigm, axis = _weighted(rng, self.cfg.paradigms), _weighted(rng, self.cfg.axes)  # drawn once: weights hold
         for _ in range(self.cfg.max_attempts):
             try:
-                item = self.draw_target(rng, paradigm, axis)
+                item = self.draw_target(rng, paradigm, axis, self.groups.pool(slot))
                 break
             except (Drop, LedgerError):
                 continue
@@ -238,9 +248,9 @@ class Builder:
             return []
         return self.write(item, rng, slot)
 
-    def draw_target(self, rng: random.Random, paradigm: str, axis: str) -> Item:
+    def draw_target(self, rng: random.Random, paradigm: str, axis: str, companies: list[str] | None = None) -> Item:
         cfg = self.cfg
-        company = rng.choice(self.companies)
+        company = rng.choice(companies or self.companies)
         pool = self.eligible(company, axis)
         if not pool:
             raise Drop("no_index_for_company")
@@ -431,6 +441,7 @@ class Builder:
                    "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
                    "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,
                    "provenance": provenance, "language": language,
-                   "value_unrounded": [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value}
+                   "value_unrounded": [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value,
+                   "_blocks": texts}  # popped by the token-cap step: each rendered block is counted once per run
             rows.append(row)
         return rows

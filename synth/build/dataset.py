@@ -37,13 +37,24 @@ def long_lived_caches():
         gc.unfreeze()
 
 
+def work_dir(out: Path) -> Path:
+    """Where a dataset folder's resume state (`shards/`, `run.json`) lives: the sibling `<out>.work/`, so the
+    published folder holds only train/dev/test.jsonl, manifest.json and README.md. A folder that already
+    holds run.json (a work dir given directly, or one written by an older version) is its own work dir."""
+    out = Path(out)
+    if (out / "run.json").is_file() or out.name.endswith(".work"):
+        return out
+    return out.with_name(out.name + ".work")
+
+
 def n_slots(num: int, variants: int) -> int:
     return (num + variants - 1) // variants
 
 
 def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots: int, shard_size: int,
              num_proc: int = 1, select: tuple[int, int] = (0, 1), progress: bool = True) -> int:
-    """Run this job's pending shards; returns how many shards it generated."""
+    """Run this job's pending shards (into `work_dir(out)`); returns how many shards it generated."""
+    out = work_dir(out)
     shards.check_run_file(out, fingerprint)
     todo = shards.pending_shards(out, num_slots, shard_size, select)
     if not todo:
@@ -67,7 +78,8 @@ def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots:
 
 
 def merge(out: Path, dirs: list[Path]) -> dict:
-    """Merge finished shards found in `dirs` into `out`; returns the manifest."""
+    """Merge finished shards found in `dirs` (dataset folders or their work dirs) into `out`; returns the manifest."""
+    dirs = [work_dir(d) for d in dirs]
     runs = [d / "run.json" for d in dirs]
     texts = {p.read_text(encoding="utf-8") for p in runs if p.is_file()}
     if not texts:
@@ -80,12 +92,11 @@ def merge(out: Path, dirs: list[Path]) -> dict:
     files = shards.find_shards(dirs, num_slots, config["shard_size"])
     stats, counts = Stats(), Counts()
     shards.write_splits(out, shards.merged_rows(files, signature, stats), counts.add)
-    manifest_text = build_manifest(config, counts, stats, {"slots": num_slots, "shards": len(files)})
+    manifest_text = build_manifest(config, counts, stats, {"slots": num_slots, "shards": len(files),
+                                                           "tokenizer": config.get("tokenizer")})
     (out / "manifest.json").write_text(manifest_text, encoding="utf-8")
     manifest = json.loads(manifest_text)
     (out / "README.md").write_text(dataset_card(manifest), encoding="utf-8")
-    if out not in dirs:
-        (out / "run.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return manifest
 
 

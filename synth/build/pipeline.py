@@ -59,11 +59,38 @@ def run_steps(steps: list[tuple[str, Step]], samples: list[dict], stats: Stats) 
     return kept
 
 
-def token_cap_step(counter, max_tokens: int) -> Step:
-    """Count the final prompt's tokens into `n_tokens` / `tokenizer`; drop `over_token_cap` above `max_tokens`."""
+VERIFY_EVERY = 50  # re-encode in full 1 prompt in 50 (2 %, chosen by a hash of the row id) ...
+VERIFY_NEAR_CAP = 0.01  # ... and every prompt within 1 % of the cap
+
+
+class TokenCountMismatch(RuntimeError):
+    """The block-wise count of a prompt differs from its full encode: a bug, never a data problem."""
+
+
+def _verify_pick(row_id: str) -> bool:
+    import zlib
+
+    return zlib.crc32(row_id.encode()) % VERIFY_EVERY == 0
+
+
+def token_cap_step(counter, max_tokens: int, checked: list | None = None) -> Step:
+    """Count the final prompt's tokens into `n_tokens` / `tokenizer`; drop `over_token_cap` above `max_tokens`.
+
+    Rows may carry `_blocks` (the rendered report texts inside the user message, removed here): each is
+    counted once per run (`TokenCounter.count_prompt`). A deterministic 2 % of rows and every row within
+    1 % of the cap are re-encoded in full and must agree (else TokenCountMismatch stops the run);
+    `checked`, when given, collects their ids."""
 
     def step(sample: dict) -> dict:
-        n = counter.count_messages(sample["messages"])
+        blocks = sample.pop("_blocks", ())
+        n = counter.count_prompt(sample["messages"], blocks)
+        if _verify_pick(str(sample.get("id", ""))) or abs(n - max_tokens) <= VERIFY_NEAR_CAP * max_tokens:
+            full = counter.count_messages(sample["messages"])
+            if full != n:
+                raise TokenCountMismatch(f"row {sample.get('id')}: block-wise count {n} != full encode {full} "
+                                         f"({counter.name}); report this with the row")
+            if checked is not None:
+                checked.append(sample.get("id"))
         if n > max_tokens:
             raise Drop("over_token_cap", f"{n} > {max_tokens} tokens")
         sample["n_tokens"], sample["tokenizer"] = n, counter.name

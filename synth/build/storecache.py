@@ -1,22 +1,42 @@
-"""On-disk cache of the per-company FactStores a synth run starts from.
+"""On-disk cache of the per-company facts a synth run starts from: one Parquet file per company, loaded
+lazily (a bounded number of FactStores in memory at once).
 
-    python -m ledgerlm.synth.build.storecache            # build (or reuse) the cache for the embedded data; prints its path
+    python -m ledgerlm.synth.build.storecache                 # build (or reuse) the cache for the embedded data; prints its folder
+    python -m ledgerlm.synth.build.storecache bulk/companyfacts.zip
 
-Parsing the embedded SEC files and indexing every company's reports takes seconds at every start;
-the result depends only on the source files and on the statement-layer code, so it is pickled under
-`$LEDGERLM_CACHE_DIR` (default `~/.cache/ledgerlm`) keyed by the sha256 of both. Any edit to a source
-file or to `synth/statements/` gives a new key, i.e. a fresh build. `LEDGERLM_CACHE_DIR=off` disables it.
+The cache folder `$LEDGERLM_CACHE_DIR/stores-v2-<key>/` (default `~/.cache/ledgerlm`; `<key>` is the
+sha256 of every source file's bytes and of `synth/statements/`) holds `index.json` (company → file,
+name, whether it has consolidated reports) and `<n>.parquet` per company: the company's facts after
+`select_latest`, exactly what `FactStore` is built from. Built in a private temp folder and renamed
+into place, so concurrent shard jobs never read a half-written cache.
+
+Building streams the sources: a bulk `companyfacts.zip` member by member, each company's raw facts
+staged as Parquet parts and reduced (`select_latest`) one company at a time, so no step holds every
+company's facts at once. `LEDGERLM_CACHE_DIR=off` keeps everything in memory (no files).
+
+Trust: nothing here executes data. Parquet and JSON are parsed, never unpickled; the reader checks the
+column schema, and refuses (and does not use) a cache folder or file that is not owned by the current
+user or that other users may write; it then builds a private cache in a fresh temp folder instead.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
+import shutil
+import stat
 import sys
+import tempfile
+import warnings
+from collections import OrderedDict
 from pathlib import Path
+from typing import Iterator, Mapping
+
+import pandas as pd
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
-FORMAT = "stores-v1"
+FORMAT = "stores-v2"
+DEFAULT_RESIDENT = 128  # FactStores kept in memory at once (least recently used leaves first)
 
 
 def cache_dir() -> Path | None:
@@ -30,49 +50,227 @@ def _files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if path.is_dir() else [path]
 
 
+def _file_digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:  # streamed: a multi-GB bulk zip is never read into memory at once
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.digest()
+
+
 def cache_key(sources: list[str] | None) -> str:
     """sha256 over every source file and every file of the statement layer (code and taxonomy data)."""
+    from ledgerlm.errors import InputError
     from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR
 
     digest = hashlib.sha256(FORMAT.encode())
     targets = [Path(p) for p in sources] if sources else [DEFAULT_DATA_DIR]
+    for t in targets:
+        if not t.exists():
+            raise InputError("no such file or folder", path=str(t), field="sources")
     for path in [f for t in targets for f in _files(t.resolve())] + _files(STATEMENTS_DIR):
-        digest.update(str(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        digest.update(str(path).encode() + b"\0" + _file_digest(path))
     return digest.hexdigest()
 
 
-def company_stores(sources: list[str] | None) -> dict:
-    """company -> FactStore over the facts of `sources` (default: the embedded data), from the cache when it holds them."""
+# -- trust -------------------------------------------------------------------------------------------
+def _private(path: Path) -> bool:
+    """Owned by this user and not writable by group or others (what a cache we wrote looks like)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        return False
+    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+class UntrustedCache(Exception):
+    """A cache folder or file this user did not write (or others can write): never read."""
+
+
+# -- building ----------------------------------------------------------------------------------------
+def _raw_parts(sources: list[str] | None) -> Iterator[tuple[int, str, pd.DataFrame]]:
+    """(source order, company, raw facts) from every source; a bulk zip streamed member by member."""
+    from ledgerlm.synth.statements import companyfacts
+    from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR, _cached, _expand, _signature
+
+    targets = [Path(p) for p in sources] if sources else [DEFAULT_DATA_DIR]
+    order = 0
+    for kind, path in [item for p in targets for item in _expand(p)]:
+        frames = companyfacts.iter_companyfacts_zip(path) if kind == "zip" else [_cached(kind, str(path.resolve()), _signature(kind, path))]
+        for frame in frames:
+            order += 1
+            for company, df in frame.groupby("company", sort=True) if len(frame) else []:
+                yield order, str(company), df
+
+
+def _company_file(n: int) -> str:
+    return f"{n:07d}.parquet"
+
+
+def build_cache(sources: list[str] | None, folder: Path) -> Path:
+    """Write the per-company Parquet files and index.json for `sources` into `folder` (created, private)."""
+    from ledgerlm.synth.statements.facts import select_latest
+    from ledgerlm.synth.statements.store import FactStore
+
+    folder.mkdir(parents=True, mode=0o700)
+    stage = folder / "stage"
+    stage.mkdir(mode=0o700)
+    staged: dict[str, list[Path]] = {}
+    numbers: dict[str, int] = {}
+    for order, company, df in _raw_parts(sources):
+        parts = staged.setdefault(company, [])
+        number = numbers.setdefault(company, len(numbers))
+        part = stage / f"{number:07d}-{order:07d}-{len(parts):04d}.parquet"
+        df.reset_index(drop=True).to_parquet(part, index=False)
+        parts.append(part)
+    index = {}
+    for n, company in enumerate(sorted(staged)):
+        raw = pd.concat([pd.read_parquet(p) for p in sorted(staged[company], key=lambda p: p.name.split("-")[1:])],
+                        ignore_index=True)
+        facts = select_latest(raw).reset_index(drop=True)
+        store = FactStore(facts)
+        index[company] = {"file": _company_file(n), "name": store.company_name(company),
+                          "has_reports": bool(store.reports(company)), "rows": len(facts)}
+        facts.to_parquet(folder / _company_file(n), index=False)
+        for p in staged[company]:
+            p.unlink()
+    shutil.rmtree(stage)
+    (folder / "index.json").write_text(json.dumps({"format": FORMAT, "companies": index}, indent=1, sort_keys=True) + "\n",
+                                       encoding="utf-8")
+    for p in [folder, *folder.iterdir()]:
+        os.chmod(p, 0o700 if p.is_dir() else 0o600)
+    return folder
+
+
+def _read_index(folder: Path) -> dict:
+    path = folder / "index.json"
+    if not (_private(folder) and _private(path)):
+        raise UntrustedCache(f"{folder} is not owned by this user or is writable by others")
+    index = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("companies"), dict):
+        raise ValueError("not a stores-v2 index")
+    for company, entry in index["companies"].items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and Path(entry["file"]).name == entry["file"]
+                and entry["file"].endswith(".parquet") and isinstance(entry.get("has_reports"), bool)):
+            raise ValueError(f"bad index entry for {company!r}")
+    return index["companies"]
+
+
+def read_company(folder: Path, entry: dict) -> pd.DataFrame:
+    """One company's facts from its Parquet file (schema checked; never executes anything)."""
+    from ledgerlm.synth.statements.facts import FACT_COLUMNS
+
+    path = folder / entry["file"]
+    if not _private(path):
+        raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
+    df = pd.read_parquet(path)
+    missing = [c for c in FACT_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: columns {missing} missing")
+    return df
+
+
+class LazyStores(Mapping):
+    """company -> FactStore, read from the cache folder on first use; at most `resident` stores stay in
+    memory (least recently used leave first; `on_evict(companies)` lets callers drop their own caches)."""
+
+    def __init__(self, folder: Path, index: dict, resident: int = DEFAULT_RESIDENT):
+        self.folder, self.index, self.resident = folder, index, max(1, resident)
+        self._loaded: OrderedDict = OrderedDict()
+        self.loads = 0  # how many times a store was built (benchmarks report it)
+        self.on_evict = None
+
+    def __getitem__(self, company: str):
+        from ledgerlm.synth.statements.store import FactStore
+
+        store = self._loaded.get(company)
+        if store is not None:
+            self._loaded.move_to_end(company)
+            return store
+        if company not in self.index:
+            raise KeyError(company)
+        try:
+            store = FactStore(read_company(self.folder, self.index[company]))
+        except (OSError, ValueError, UntrustedCache) as err:  # pyarrow's errors are ValueError / OSError subclasses
+            from ledgerlm.errors import InputError
+
+            raise InputError(f"store cache file of company {company} is unreadable ({type(err).__name__}: {err}); "
+                             f"delete {self.folder} to rebuild it", path=str(self.folder / self.index[company]["file"]),
+                             field="store_cache") from None
+        self.loads += 1
+        self._loaded[company] = store
+        if len(self._loaded) > self.resident:  # evict the older half at once (callers sweep their caches once)
+            gone = [self._loaded.popitem(last=False)[0] for _ in range(len(self._loaded) - self.resident // 2)]
+            if self.on_evict is not None:
+                self.on_evict(set(gone))
+        return store
+
+    def __iter__(self):
+        return iter(sorted(self.index))
+
+    def __len__(self):
+        return len(self.index)
+
+    def __contains__(self, company) -> bool:
+        return company in self.index
+
+    def has_reports(self, company: str) -> bool:
+        return self.index[company]["has_reports"]
+
+    def resolve(self, query: str) -> str | None:
+        """A company code from a code or exact entity name (case-insensitive), without loading stores; None if neither."""
+        q = query.strip().lower()
+        for company, entry in self.index.items():
+            if company.lower() == q or str(entry.get("name", "")).lower() == q:
+                return company
+        return None
+
+
+def _open(folder: Path, resident: int) -> LazyStores:
+    return LazyStores(folder, _read_index(folder), resident)
+
+
+def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) -> Mapping:
+    """company -> FactStore over the facts of `sources` (default: the embedded data): a `LazyStores` over
+    the cache folder (built on first use), or a plain dict when the cache is off."""
     from ledgerlm.synth.build.contexts import company_stores as build
     from ledgerlm.synth.statements.sources import load_facts
 
-    folder = cache_dir()
-    if folder is None:
+    root = cache_dir()
+    if root is None:
         return build(load_facts(sources or None))
-    path = folder / f"{cache_key(sources)}.pkl"
-    if path.is_file():
+    folder = root / f"{FORMAT}-{cache_key(sources)}"
+    if folder.is_dir() or folder.is_symlink():
         try:
-            with open(path, "rb") as f:
-                return pickle.load(f)
-        except Exception:  # a truncated or foreign file: rebuild it
+            return _open(folder, resident)
+        except UntrustedCache as err:
+            warnings.warn(f"ignoring the store cache: {err}; building a private one for this run", stacklevel=2)
+            return _open(build_cache(sources, Path(tempfile.mkdtemp(prefix="ledgerlm-stores-")) / "c"), resident)
+        except (OSError, ValueError):  # a damaged or foreign folder of ours: rebuilt below, beside it
             pass
-    stores = build(load_facts(sources or None))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump(stores, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)  # atomic: concurrent shard jobs never read half a file
-    except OSError:  # read-only home, full disk: the run goes on without a cache
-        pass
-    return stores
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
+        build_cache(sources, tmp / "c")
+        try:
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)  # ours but damaged
+            os.replace(tmp / "c", folder)  # atomic: concurrent jobs see the old state or the whole cache
+            shutil.rmtree(tmp, ignore_errors=True)
+        except OSError:  # another job renamed its copy first: use that one, drop ours
+            shutil.rmtree(tmp, ignore_errors=True)
+        return _open(folder, resident)
+    except (OSError, UntrustedCache, ValueError):  # read-only home, full disk, a planted folder: a private temp cache
+        return _open(build_cache(sources, Path(tempfile.mkdtemp(prefix="ledgerlm-stores-")) / "c"), resident)
 
 
 def main(argv: list[str] | None = None) -> int:
     sources = list(sys.argv[1:] if argv is None else argv) or None
     stores = company_stores(sources)
-    folder = cache_dir()
-    print(f"{len(stores)} companies; cache: {folder / (cache_key(sources) + '.pkl') if folder else 'off'}")
+    where = stores.folder if isinstance(stores, LazyStores) else "off (in memory)"
+    print(f"{len(stores)} companies; cache: {where}")
     return 0
 
 

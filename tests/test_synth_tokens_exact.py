@@ -1,0 +1,122 @@
+"""Token counts below the tokenizer floor stay exact: block-wise counting (`TokenCounter.count_prompt`)
+equals a full encode on adversarial strings and on real synth prompts; the run-time check re-encodes a
+random 2 % of prompts and every prompt within 1 % of the cap, and stops the run on a difference.
+
+    python -m pytest tests/test_synth_tokens_exact.py -q
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ledgerlm.synth.build.pipeline import Drop, TokenCountMismatch, token_cap_step
+from ledgerlm.synth.build.tokens import HF_NL_PATTERNS, TokenCounter
+
+FRAGMENTS = ["\n", "\n\n", "\n\n\n", " ", "  ", "\t", "\r\n", "/", "}", "{", ":", ";", ",", ".", "|", "(", ")", "-", "—",
+             "a", "Abc", "ABC", "word", "Revenue", "1", "12", "123456", "3.14", "中文", "利润表", "ひら", "'s", "'T",
+             "<td>", "</tr>", "\u3000", "é", "e\u0301", "\u00a0", "$", "%", "\x1c", "\\end{tabular}", "**", "##"]
+
+
+def _bpe_json(tmp_path, pre_tokenizer, name: str) -> str:
+    """A small byte-level BPE with the given pre-tokenizer, trained here on the fragments (no download)."""
+    from tokenizers import Tokenizer, models, trainers
+    from tokenizers import pre_tokenizers as pt
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizer(pt)
+    corpus = ["".join(random.Random(i).choices(FRAGMENTS, k=60)) for i in range(300)]
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=600, initial_alphabet=pt.ByteLevel.alphabet(), show_progress=False))
+    path = tmp_path / f"{name}.json"
+    tok.save(str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def counters(tmp_path_factory, tokenizer_json):
+    from tokenizers import Regex
+
+    tmp = tmp_path_factory.mktemp("tok")
+    qwen2 = next(p for p in HF_NL_PATTERNS if p.endswith("\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"))
+    return {
+        "o200k_base": TokenCounter("o200k_base"),
+        "cl100k_base": TokenCounter("cl100k_base"),
+        "deepseek-v3": TokenCounter(str(tokenizer_json)),
+        "gpt2-style": TokenCounter(_bpe_json(tmp, lambda pt: pt.ByteLevel(add_prefix_space=False), "gpt2")),
+        "qwen2-style": TokenCounter(_bpe_json(tmp, lambda pt: pt.Sequence([
+            pt.Split(Regex(qwen2), behavior="isolated"), pt.ByteLevel(add_prefix_space=False, use_regex=False)]), "qwen2")),
+        "metaspace": TokenCounter(_bpe_json(tmp, lambda pt: pt.Metaspace(), "metaspace")),
+    }
+
+
+def test_families_are_recognised(counters):
+    assert {k: c.family for k, c in counters.items()} == {
+        "o200k_base": "nl", "cl100k_base": "nl", "deepseek-v3": "nl", "gpt2-style": "gpt2", "qwen2-style": "nl", "metaspace": None}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=40), data=st.data())
+def test_block_wise_count_equals_full_encode_on_adversarial_strings(counters, parts, data):
+    text = "".join(parts)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    blocks = [text[a:b] for a, b in zip(cuts[::2], cuts[1::2]) if b > a]
+    # the same block objects again in another context: the memo must only be used where the cut is provable
+    other = "x:\n" + "\n\n/".join(blocks) + "\n \n" + text
+    for name, counter in counters.items():
+        counter.min_split_len = 0
+        for msg in (text, other, text):
+            assert counter.count_prompt([{"content": msg}], blocks) == counter.count(msg), (name, msg, blocks)
+
+
+@pytest.fixture(scope="module")
+def drafted():
+    from ledgerlm.synth.build.config import SynthConfig
+    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.build.pipeline import Stats
+
+    builder = Builder.from_config(SynthConfig(seed=5))
+    rows, stats = [], Stats()
+    for slot in range(40):
+        rows += builder._draft(slot, stats)
+    return builder, rows
+
+
+def test_real_prompts_random_two_percent_and_near_cap_equal_full_encode(drafted, counters):
+    """Every drafted prompt (a superset of a random 2 %) and those near a cap, for three tokenizers."""
+    _, rows = drafted
+    assert len(rows) >= 60 and all(r["_blocks"] for r in rows)
+    for name in ("o200k_base", "cl100k_base", "deepseek-v3"):
+        counter = counters[name]
+        counter.min_split_len = TokenCounter.min_split_len
+        fast = [counter.count_prompt(r["messages"], r["_blocks"]) for r in rows]
+        again = [counter.count_prompt(r["messages"], r["_blocks"]) for r in rows]  # every block from the memo now
+        full = [counter.count_messages(r["messages"]) for r in rows]
+        assert fast == full == again, name
+    sample = random.Random(0).sample(range(len(rows)), max(1, len(rows) // 50))
+    counter = counters["o200k_base"]
+    assert all(counter.count_prompt(rows[i]["messages"], rows[i]["_blocks"]) == counter.count_messages(rows[i]["messages"])
+               for i in sample)
+
+
+def test_run_time_check_reencodes_near_cap_rows_and_stops_on_a_wrong_count(drafted, counters):
+    _, rows = drafted
+    counter = counters["o200k_base"]
+    row = dict(rows[0])
+    n = counter.count_messages(row["messages"])
+    checked: list = []
+    kept = token_cap_step(counter, n + n // 200, checked)(dict(row))  # within 1 % of the cap: re-encoded in full
+    assert kept["n_tokens"] == n and checked == [row["id"]]
+    with pytest.raises(Drop):
+        token_cap_step(counter, n - 1, [])(dict(row))
+    lying = TokenCounter("o200k_base")
+    lying.count_prompt = lambda messages, blocks=(): n - 1  # a wrong block-wise count
+    with pytest.raises(TokenCountMismatch):
+        token_cap_step(lying, n, [])(dict(row))
+    far = [dict(r, id=f"probe-{i}") for i, r in enumerate(rows * 3)]
+    checked = []
+    step = token_cap_step(counter, 10 ** 9, checked)
+    for r in far:
+        step(r)
+    assert 0 < len(checked) < len(far) * 0.1  # ~2 % picked by a hash of the id, never all
