@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+from pathlib import Path
 
 BENCHMARKS = {
     "finindices": "ledgerlm.evaluate.finindices.bench",
@@ -105,7 +106,59 @@ def _main(argv: list[str], prog: str, add: str, run: str) -> int:
     parser = argparse.ArgumentParser(prog=f"{prog} --benchmark {name}")
     parser.add_argument("--benchmark", choices=sorted(BENCHMARKS), required=True)
     getattr(module, add)(parser)
-    return getattr(module, run)(parser.parse_args(argv))
+    if run == "run_eval":
+        parser.add_argument("--max-failed-fraction", type=float, default=MAX_FAILED_FRACTION, metavar="F",
+                            help=f"exit non-zero (3) when more than F of the samples got no answer from the backend "
+                                 f"(transport errors; default {MAX_FAILED_FRACTION}); any failure marks results.json partial")
+    args = parser.parse_args(argv)
+    code = getattr(module, run)(args)
+    if run == "run_eval" and code == 0:
+        code = check_backend_failures(Path(args.out), args.max_failed_fraction)
+    return code
+
+
+MAX_FAILED_FRACTION = 0.5  # of samples; a dead --base-url fails every one
+BACKEND_FAILED = 3  # exit status of a run whose backend failed
+
+
+def transport_error(row: dict) -> str | None:
+    """The backend/transport error of one samples.jsonl row, whichever benchmark wrote it."""
+    for key in ("backend_error", "transport_error"):
+        if row.get(key):
+            return str(row[key])
+    for value in row.values():  # EPSBench records: the conversation's error text ("backend error: ...")
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and text.startswith("backend error:"):
+                return text.removeprefix("backend error:").strip()
+    return None
+
+
+def check_backend_failures(out: Path, max_fraction: float) -> int:
+    """Mark results.json partial when samples got no answer; BACKEND_FAILED when more than `max_fraction` did."""
+    import sys
+
+    samples, results_path = out / "samples.jsonl", out / "results.json"
+    if not samples.is_file() or not results_path.is_file():
+        return 0
+    with open(samples, encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    errors = [e for e in map(transport_error, rows) if e]
+    if not errors:
+        return 0
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    results["partial"] = True
+    results["backend_failures"] = {"failed": len(errors), "n": len(rows), "first_error": errors[0][:500],
+                                   "max_failed_fraction": max_fraction}
+    from ledgerlm.evaluate.runfiles import atomic_write_text
+
+    atomic_write_text(results_path, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
+    what = f"{len(errors)} of {len(rows)} samples got no answer from {results.get('model', 'the backend')}"
+    if len(errors) > max_fraction * len(rows):
+        print(f"ledgerlm eval: error: {what} (more than {max_fraction:.0%}); first transport error: {errors[0][:300]}; "
+              f"results.json marked partial", file=sys.stderr)
+        return BACKEND_FAILED
+    print(f"ledgerlm eval: warning: {what}; results.json marked partial", file=sys.stderr)
+    return 0
 
 
 def _wants_task_list(argv: list[str]) -> bool:

@@ -48,6 +48,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, help="conversations per sampler call (default 1 for openai:, 256 for vllm:, 16 for hf:)")
     p.add_argument("--rps", type=float, help="requests per second limit")
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt estimate + max tokens, corrected by usage)")
+    p.add_argument("--max-failed-fraction", type=float, default=0.5, metavar="F",
+                   help="exit 3 without writing rows when more than F of the teacher requests fail (transport errors)")
     p.add_argument("--max-retries", type=int, help="openai: retries on 429/5xx/timeouts (backend default 6)")
     p.add_argument("--backoff-base", type=float, help="openai: first backoff in seconds when no Retry-After (default 1)")
     p.add_argument("--timeout", type=float, help="openai: seconds per request")
@@ -86,6 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     rows, rejects = assemble(items, jobs, outcomes, config)
     manifest = build_manifest(items, rows, rejects, config=asdict(config), data_path=str(args.data),
                               price_in=args.price_in, price_out=args.price_out)
+    failed = [r for r in rejects if r["reason"] == "transport_error"]  # a dead --base-url fails every request
+    if failed:
+        manifest["partial"] = True
+    if failed and len(failed) > args.max_failed_fraction * len(jobs):
+        write_text(out / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        print(f"ledgerlm distill: error: {len(failed)} of {len(jobs)} teacher requests failed (more than "
+              f"{args.max_failed_fraction:.0%}); first transport error: {str(failed[0].get('detail'))[:300]}; no "
+              f"{args.split}.jsonl written, manifest.json marked partial (rerun to resume)", file=sys.stderr)
+        return 3
     write_jsonl(out / f"{args.split}.jsonl", rows)
     write_jsonl(out / "rejects.jsonl", rejects)
     write_text(out / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
