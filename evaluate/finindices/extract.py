@@ -46,10 +46,14 @@ _DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}")
 _TR = re.compile(r"<tr\b[^>]*>", re.IGNORECASE)
 _CELL_SPLIT = re.compile(r"<t[dh]\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
-_TABLE = re.compile(r"<table\b[^>]*>.*?</table\s*>", re.IGNORECASE | re.DOTALL)
-_JSON_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n?(.*?)```", re.IGNORECASE | re.DOTALL)
-_ANY_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
-_MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*\**\s*[:：]|最终答案\s*[:：]?|答案\s*[:：]", re.IGNORECASE)
+# Blocks are found by one forward scan each (`_tables`, `_fences`); these match only the opening tag
+# or fence header, never the body, so an unclosed `<table` or fence cannot make a search quadratic.
+_TABLE_START = re.compile(r"<table\b", re.IGNORECASE)
+_JSON_HEAD = re.compile(r"[ \t]*json[ \t]*\r?\n?", re.IGNORECASE)
+_ANY_HEAD = re.compile(r"[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?")
+# `answer`, optional `is`, optional `**`, a colon — each run of blanks belongs to exactly one `\s*`, so a
+# failed match costs one scan of the blanks (the plain form `\s*(?:is)?\s*\**\s*` was cubic on them).
+_MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is\s*)?(?:\*+\s*)?[:：]|最终答案\s*[:：]?|答案\s*[:：]", re.IGNORECASE)
 MAX_CHARS = 200_000  # longer outputs are cut to their last MAX_CHARS characters (answers sit at the end)
 
 
@@ -217,8 +221,8 @@ def isolate_block(text: str, answer_format: str, low: str | None = None) -> Bloc
     if answer_format == "html_table":
         return _html_block(text, lowered(text) if low is None else low)
     if answer_format == "json":
-        fences = _JSON_FENCE.findall(text)
-        return _list_block(fences[-1]) if fences else None
+        fences = _fences(text, _JSON_HEAD)
+        return _list_block(fences[-1][1]) if fences else None
     if answer_format == "tuple_list":
         return _tuple_block(text)
     raise ValueError(f"answer_format {answer_format!r} has no block (expected html_table, json or tuple_list)")
@@ -233,7 +237,7 @@ def _html_block(text: str, low: str | None) -> Block | None:
         return None
     block = _last_opened_table(text, low, start) if low is not None else None
     if block is None:
-        tables = _TABLE.findall(text, start) or _TABLE.findall(text)
+        tables = _tables(text, start) or _tables(text)
         if not tables:
             return None
         block = tables[-1]
@@ -289,11 +293,60 @@ def _cell_text(piece: str) -> str:
         return piece.strip()
     if piece[at:] in _PLAIN_TAILS:
         return piece[:at].strip()
-    return _TAG.sub(" ", piece).strip()
+    return strip_tags(piece).strip()
+
+
+def strip_tags(text: str) -> str:
+    """`_TAG.sub(" ", text)` in linear time: a `<` with no `>` after it opens no tag, so only the text up to
+    the last `>` is searched (there every `<` closes, and each match ends at the first `>`)."""
+    last = text.rfind(">")
+    if last < 0:
+        return text
+    return _TAG.sub(" ", text[: last + 1]) + text[last + 1 :]
+
+
+def _tables(text: str, pos: int = 0) -> list[str]:
+    """`re.findall(r"<table\\b[^>]*>.*?</table\\s*>", text[pos:], IGNORECASE | DOTALL)` in one forward scan.
+
+    The opening tag ends at the first `>` after `<table`, the table at the first `</table>` after that;
+    when either is missing, no later table can close either, so the scan stops (the regex would rescan
+    the rest of the text from every later `<table`: quadratic on `<table<table<table…`)."""
+    out = []
+    while True:
+        opened = _TABLE_START.search(text, pos)
+        if opened is None:
+            return out
+        gt = text.find(">", opened.end())
+        closed = _TABLE_CLOSE.search(text, gt + 1) if gt >= 0 else None
+        if closed is None:
+            return out
+        out.append(text[opened.start() : closed.end()])
+        pos = closed.end()
+
+
+def _fences(text: str, head: re.Pattern) -> list[tuple[re.Match, str]]:
+    """`re.findall("```" + head + "(.*?)```", text, DOTALL)` in one forward scan, as (header match, body).
+
+    The header (language tag, blanks, newline) is matched greedily, as the regex's first try; the body
+    runs to the next fence. A fence with no closing fence after it ends the scan (nothing later closes)."""
+    out = []
+    at = text.find("```")
+    while at >= 0:
+        header = head.match(text, at + 3)
+        if header is None:
+            at = text.find("```", at + 1)
+            continue
+        close = text.find("```", header.end())
+        if close < 0:
+            return out
+        out.append((header, text[header.end() : close]))
+        at = text.find("```", close + 3)
+    return out
 
 
 def _tuple_block(text: str) -> Block | None:
-    for lang, body in reversed(_ANY_FENCE.findall(text)):
+    for head, body in reversed(_fences(text, _ANY_HEAD)):
+        lang = head.group(1)
         if body.lstrip()[:1] in ("[", "(") and lang.lower() in ("", "json", "python", "py", "text"):
             return _list_block(body)
     end = text.rfind("]")
@@ -378,7 +431,7 @@ def block_values(block: Block) -> tuple[list[list[float]] | None, list[float]]:
     dropped; None when the structure did not parse. The numbers (Φ(B)) come from the cells when
     the structure parsed — numbers inside label cells included — else from the raw block text."""
     if block.rows is None:
-        raw = _TAG.sub(" ", block.text) if "<" in block.text else block.text
+        raw = strip_tags(block.text) if "<" in block.text else block.text
         return None, extract_numbers(normalize(raw))
     grid: list[list[float]] = []
     numbers: list[float] = []
