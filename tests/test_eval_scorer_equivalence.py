@@ -88,6 +88,26 @@ def r_key(value, decimals):
     return units if value >= 0 else -units
 
 
+def r_exact(value, decimals):
+    """The paper's ≈: the prediction's shortest decimal form has at most `decimals` non-zero decimals."""
+    from decimal import Decimal
+    d = Decimal(repr(float(value)))
+    return d == 0 or d.normalize().as_tuple().exponent >= -decimals
+
+
+def r_key_exact(value, decimals):
+    return r_key(value, decimals) if r_exact(value, decimals) else None
+
+
+R_YEAR_INTRO = re.compile(r"(?i)(?:\b(?:in|for|of|during|since|by|as of|fy|fiscal(?: year)?|year)\s+|截至|截止)((?:19|20)\d{2})(?![\d.,]\d)(?!\s*%)"
+                          r"|(?<![\d.])((?:19|20)\d{2})\s*(?:年|财年|年度)")
+
+
+def r_drop_years(span):
+    stripped = R_YEAR_INTRO.sub(" ", span)
+    return stripped if r_numbers(stripped) else span
+
+
 def r_strip_periods(text, years):
     text = re.sub(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}", " ", text)
     if years:
@@ -193,7 +213,7 @@ def r_block_values(block):
 
 
 def r_positional(grid, need, decimals):
-    keys = [[r_key(v, decimals) for v in row] for row in grid]
+    keys = [[r_key_exact(v, decimals) for v in row] for row in grid]
     for want in (need, [list(col) for col in zip(*need)]):
         n, t = len(want), len(want[0]) if want else 0
         if n and n <= len(keys) <= n + 1 and all(len(r) >= t and r[-t:] == w for r, w in zip(keys[-n:], want)):
@@ -231,11 +251,11 @@ def _reference_score(sample, response_text):
         if value is None:
             raise InputError("answer is not a number", field="answer")
         start, end, anchored = r_answer_span(text)
-        values = r_numbers(r_strip_periods(text[start:end], years - {f"{value:.0f}"}))
+        values = r_numbers(r_drop_years(r_strip_periods(text[start:end], years - {f"{value:.0f}"})))
         if not values:
             return ScoreResult(0, 0, DEFICIENT, "refused") if R_REFUSAL.search(text) else ScoreResult(0, 0, None, "no_number")
         predicted = values[0] if anchored else values[-1]
-        ok = int(r_key(predicted, decimals) == r_key(value, decimals))
+        ok = int(r_key(predicted, decimals) == r_key(value, decimals) and r_exact(predicted, decimals))
         return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
     if not isinstance(truth, list) or not truth:
         raise InputError("table answer is not a list of rows", field="answer")
@@ -246,12 +266,14 @@ def _reference_score(sample, response_text):
     if block is None:
         return ScoreResult(0, 0, None, "no_block")
     if block[2] == "not_rows":
-        return ScoreResult(0, 0, None, "not_rows")
+        if fmt != "json":
+            return ScoreResult(0, 0, None, "not_rows")
+        block = (block[0], None, "not_rows")  # json: the fence's numbers count (Eq. 2's regex Φ over Ψ's block)
     grid, predicted = r_block_values(block)
     if not predicted:
         return ScoreResult(0, 0, [], "no_number")
     need = [[r_key(v, decimals) for v in row] for row in grid_truth]
-    ok = int(all(k in {r_key(v, decimals) for v in predicted} for row in need for k in row))
+    ok = int(all(k in {r_key_exact(v, decimals) for v in predicted} - {None} for row in need for k in row))
     positional = int(ok and grid is not None and r_positional(grid, need, decimals))
     return ScoreResult(ok, positional, grid if grid is not None else predicted, None if ok else "missing_values")
 

@@ -57,6 +57,9 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     backend.add_argument("--trust-remote-code", action="store_true", default=None, help="hf/vllm: run the model repo's code")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write OUT/cache.sqlite")
     parser.add_argument("--n-boot", type=int, default=stats.N_BOOT, help="bootstrap resamples for CIs")
+    parser.add_argument("--lenient-precision", action="store_true",
+                        help="round predictions to the asked decimals before comparing (ledgerlm's variant; the paper's ≈ is symbolic "
+                             "equality, so extra non-zero decimals are wrong). Recorded in results.json")
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -75,8 +78,9 @@ def run_eval(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     completions, gen_stats = generate_cached(sampler, [r["messages"] for r in rows], params, cache=cache, items=rows,
                                              on_chunk=lambda done, total: print(f"  generated {done}/{total}", file=sys.stderr, flush=True))
-    records = [score_record(row, c) for row, c in zip(rows, completions)]
+    records = [score_record(row, c, lenient_precision=args.lenient_precision) for row, c in zip(rows, completions)]
     config = {"task": task, "data": str(args.data), "hint_mode": args.hint_mode or "both", "limit": args.limit,
+              "lenient_precision": args.lenient_precision,
               "generation": params.as_dict(), "backend_options": {k: v for k, v in options.items() if v is not None}}
     results = summarize(records, model=sampler.model_id, config=config, n_boot=args.n_boot,
                         timing={"wall_s": time.perf_counter() - began, **gen_stats})
@@ -94,6 +98,8 @@ def add_score_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="folder for results.json and samples.jsonl")
     parser.add_argument("--model", default="predictions", help="model name recorded in results.json")
     parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
+    parser.add_argument("--lenient-precision", action="store_true",
+                        help="round predictions to the asked decimals before comparing (not the paper's ≈); recorded in results.json")
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -106,8 +112,9 @@ def run_score(args: argparse.Namespace) -> int:
         row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test", file=args.predictions), "response": raw.get("response")}
         adapter._checked(row, args.predictions)
         completion = Completion(text=row.get("response") or "", reasoning=row.get("reasoning_content"))
-        records.append(score_record(row, completion))
-    results = summarize(records, model=args.model, config={"predictions": str(args.predictions)}, n_boot=args.n_boot,
+        records.append(score_record(row, completion, lenient_precision=args.lenient_precision))
+    config = {"predictions": str(args.predictions), "lenient_precision": args.lenient_precision}
+    results = summarize(records, model=args.model, config=config, n_boot=args.n_boot,
                         timing={"wall_s": time.perf_counter() - began})
     write_run(args.out, results, records)
     print(format_summary(results))
@@ -133,13 +140,13 @@ def generation_params(task: dict, args: argparse.Namespace) -> GenerationParams:
     return GenerationParams(**base)
 
 
-def score_record(row: dict, completion: Completion) -> dict[str, Any]:
+def score_record(row: dict, completion: Completion, *, lenient_precision: bool = False) -> dict[str, Any]:
     """One samples.jsonl row (contract 6) for a dataset row and its completion."""
     answer_text, reasoning = split_reasoning(completion.text, completion.reasoning)
     if completion.error:
         result_score, positional, extracted, reason = 0, 0, None, "backend_error"
     else:
-        result = score_response(row, completion.text)
+        result = score_response(row, completion.text, lenient_precision=lenient_precision)
         result_score, positional, extracted, reason = result.score, result.positional, result.extracted, result.error_reason
         if reason and completion.finish_reason == "length":
             reason = f"truncated:{reason}"
@@ -147,7 +154,7 @@ def score_record(row: dict, completion: Completion) -> dict[str, Any]:
         "id": row["id"], "prompt": row["messages"], "response": completion.text, "reasoning": reasoning,
         "answer_text": answer_text, "extracted": extracted, "score": result_score, "positional": positional,
         "error_reason": reason, "answer": row.get("answer"), "paradigm": row.get("paradigm"), "axis": row.get("axis"),
-        "hint": row.get("hint"), "answer_format": row.get("answer_format"), "deficiency": row.get("answer") == DEFICIENT,
+        "hint": row.get("hint"), "split": row.get("split"), "answer_format": row.get("answer_format"), "deficiency": row.get("answer") == DEFICIENT,
         "finish_reason": completion.finish_reason, "backend_error": completion.error,
         "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
     }
@@ -162,6 +169,8 @@ def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, tim
     return {
         "benchmark": "finindices", "task": config.get("task", {}).get("task", "finindices"), "scorer_version": SCORER_VERSION,
         "model": model, "n": n,
+        "precision_rule": "lenient (prediction rounded to the asked decimals; not the paper's)" if config.get("lenient_precision")
+                          else "paper (≈: symbolic equality after normalisation; extra non-zero decimals are wrong)",
         "metrics": {
             "accuracy": overall,
             "positional_accuracy": stats.bootstrap_ci([r["positional"] for r in records], n_boot=n_boot).as_dict(),

@@ -5,14 +5,21 @@ print(s({'id': 'x', 'answer_format': 'number', 'answer': 1153987.78, 'decimals':
 
 Rules (one function, `score_response`, shared with distillation):
 - Reasoning (`<think>…</think>`) is stripped first; an unterminated `<think>` is no answer.
+- ≈ (paper §2.2.2) is symbolic equality of numbers after normalisation — thousands separators, %,
+  trailing zeros: `1,234.50` ≈ `1234.5` ≈ `1234.50`. The ground truth is the value at `decimals`
+  (round half away from zero). Precision is part of the answer: a prediction with more non-zero
+  decimals than asked is wrong (`1153987.784` is not `1153987.78`), as is `1153987.8`.
+  `lenient_precision=True` (`ledgerlm eval/score --lenient-precision`, named in results.json) instead
+  rounds the prediction to `decimals` before comparing — ledgerlm's variant, not the paper's.
 - single items (`answer_format: number`): the number of the final answer (the first one after a
   `Final answer:` marker or inside `\\boxed{}`, else the last one of the last line; see
-  `extract.answer_span`; bare years of the asked periods and dates are not values) must equal the
-  ground truth at `decimals` (round half away from zero): `1,234.50` ≈ `1234.5`, but `1153987.8`
-  is not `1153987.78`.
-- table items: the ground truth N×T matrix is flattened to a set; the block of the requested format
-  is isolated (Ψ), every number in it extracted (Φ); score 1 iff every required value has an equal
-  predicted value inside the block. A tuple list answered as dictionaries is a format failure.
+  `extract.answer_span`; bare years of the asked periods and dates are not values, nor is a year
+  introduced as one - "In 2023, the ratio was 5.2" answers 5.2) must be ≈ the ground truth.
+- table items (Eq. 1-2): the ground truth N×T matrix is flattened to a set; the block of the requested
+  format is isolated (Ψ), every number in it extracted (Φ); score 1 iff every required value has a ≈
+  predicted value inside the block. Ψ for `json` is the ```json block whatever JSON it holds, so a
+  list of objects with the right values counts (Φ is a regex over the block); Ψ for `tuple_list` is a
+  list of rows, so dictionaries instead of the requested tuple array fail (Table 14).
 - `positional`: the stricter variant — the block's numeric cells, read as a grid (header rows
   dropped; N×T or its transpose), hold each value at its own row and column.
 - deficiency items (`answer == "Insufficient information"`): the answer must say `Insufficient
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
+from decimal import Decimal, InvalidOperation
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -31,7 +39,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices import extract
 from ledgerlm.evaluate.reasoning import split_reasoning
 
-SCORER_VERSION = 2  # bump together with `version` in evaluate/tasks/finindices/finindices.yaml
+SCORER_VERSION = 3  # 3: symbolic ≈ (precision is part of the answer), json objects, introduced years; bump together with `version` in evaluate/tasks/finindices/finindices.yaml
 FILTER_CHAIN = ("strip_reasoning", "isolate_answer", "extract_numbers", "match_at_precision")
 DEFICIENT = "Insufficient information"
 PARSE_ERRORS = frozenset({"unterminated_think", "empty_response", "no_number"})
@@ -76,8 +84,26 @@ def _keys(values: list[float], decimals: int) -> list[int | None]:
     return out
 
 
-def score_response(sample: dict, response_text: str | None) -> ScoreResult:
-    """Score one raw model output against one Contract-4 sample row."""
+def exact_at(value: float, decimals: int) -> bool:
+    """True when `value` written in its shortest form has at most `decimals` non-zero decimals, i.e.
+    it is ≈ (symbolically equal to) its own rounding at `decimals`: 1234.5 at 2 -> True, 1153987.784 -> False."""
+    try:
+        d = Decimal(repr(float(value)))
+    except (InvalidOperation, ValueError, OverflowError):
+        return False
+    if not d.is_finite():
+        return False
+    return d == 0 or d.normalize().as_tuple().exponent >= -decimals
+
+
+def _match_keys(values: list[float], decimals: int, lenient: bool) -> list[int | None]:
+    """Precision keys of the predicted values that may match: all (lenient) or only exact ones (the paper's ≈)."""
+    keys = _keys(values, decimals)
+    return keys if lenient else [k if exact_at(v, decimals) else None for k, v in zip(keys, values)]
+
+
+def score_response(sample: dict, response_text: str | None, *, lenient_precision: bool = False) -> ScoreResult:
+    """Score one raw model output against one Contract-4 sample row (the paper's ≈ unless `lenient_precision`)."""
     text = response_text or ""
     if "<" in text and ("k>" in text or "K>" in text):  # a <think> or </think> tag may be there
         answer_text, _ = split_reasoning(text)
@@ -98,8 +124,8 @@ def score_response(sample: dict, response_text: str | None) -> ScoreResult:
     decimals = _decimals(sample)
     if fmt == "number":
         value = _truth_value(sample, truth)
-        return _score_single(text, low, value, decimals, _years(sample), f"{value:.0f}")
-    return _score_table(text, low, fmt, _truth_grid(sample, truth), decimals)
+        return _score_single(text, low, value, decimals, _years(sample), f"{value:.0f}", lenient_precision)
+    return _score_table(text, low, fmt, _truth_grid(sample, truth), decimals, lenient_precision)
 
 
 _NEEDS_LOWER = frozenset({"number", "html_table"})  # answer markers, refusals and <table> are searched in text.lower()
@@ -119,38 +145,53 @@ def _refuses(text: str, low: str | None) -> bool:
     return False
 
 
-def _score_single(text: str, low: str | None, truth: float, decimals: int, years: frozenset[str], own_year: str) -> ScoreResult:
+_INTRODUCED_YEAR = re.compile(
+    r"(?i)(?:\b(?:in|for|of|during|since|by|as of|fy|fiscal(?: year)?|year)\s+|截至|截止)((?:19|20)\d{2})(?![\d.,]\d)(?!\s*%)"
+    r"|(?<![\d.])((?:19|20)\d{2})\s*(?:年|财年|年度)")
+
+
+def _drop_introduced_years(span: str) -> str:
+    """A year introduced as a period ("In 2023, ...", "for 2023", "2023年") is not a value; kept when it is
+    the only number (then it may be the answer)."""
+    stripped = _INTRODUCED_YEAR.sub(" ", span)
+    return stripped if extract.extract_numbers(stripped) else span
+
+
+def _score_single(text: str, low: str | None, truth: float, decimals: int, years: frozenset[str], own_year: str,
+                  lenient: bool = False) -> ScoreResult:
     start, end, anchored = extract.answer_span(text, low)
     if own_year in years:
         years = years - {own_year}
-    values = extract.extract_numbers(extract.strip_periods(text[start:end], years))
+    values = extract.extract_numbers(_drop_introduced_years(extract.strip_periods(text[start:end], years)))
     if not values:
         if _refuses(text, low):
             return ScoreResult(0, 0, DEFICIENT, "refused")
         return ScoreResult(0, 0, None, "no_number")
     predicted = values[0] if anchored else values[-1]
-    ok = int(precision_key(predicted, decimals) == precision_key(truth, decimals))
+    ok = int(precision_key(predicted, decimals) == precision_key(truth, decimals) and (lenient or exact_at(predicted, decimals)))
     return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
 
 
-def _score_table(text: str, low: str | None, fmt: str, truth: list[list[float]], decimals: int) -> ScoreResult:
+def _score_table(text: str, low: str | None, fmt: str, truth: list[list[float]], decimals: int, lenient: bool = False) -> ScoreResult:
     block = extract.isolate_block(text, fmt, low)
     if block is None:
         return ScoreResult(0, 0, None, "no_block")
     if block.structure_error == "not_rows":
-        return ScoreResult(0, 0, None, "not_rows")
+        if fmt != "json":  # a tuple list answered as dictionaries: Ψ finds no tuple array (Table 14)
+            return ScoreResult(0, 0, None, "not_rows")
+        block = extract.Block(block.text, None, "not_rows")  # Ψ(O, JSON) is the fence; Φ reads its numbers
     grid, predicted = extract.block_values(block)
     if not predicted:
         return ScoreResult(0, 0, [], "no_number")
-    have = set(_keys(predicted, decimals))
+    have = set(_match_keys(predicted, decimals, lenient)) - {None}
     need = [_keys(row, decimals) for row in truth]
     ok = int(all(k in have for row in need for k in row))
-    positional = int(ok and grid is not None and _positional(grid, need, decimals))
+    positional = int(ok and grid is not None and _positional(grid, need, decimals, lenient))
     return ScoreResult(ok, positional, grid if grid is not None else predicted, None if ok else "missing_values")
 
 
-def _positional(grid: list[list[float]], need: list[list[int | None]], decimals: int) -> bool:
-    keys = [_keys(row, decimals) for row in grid]
+def _positional(grid: list[list[float]], need: list[list[int | None]], decimals: int, lenient: bool = False) -> bool:
+    keys = [_match_keys(row, decimals, lenient) for row in grid]
     for want in (need, None):
         if want is None:
             want = [list(col) for col in zip(*need)]  # the transpose, only when needed
