@@ -1,0 +1,103 @@
+"""Store cache (#14 item 5, #17 goal 3): Parquet per company, never unpickled, only read when this user
+owns it; lazy stores give the same dataset as the in-memory path.
+
+    python -m pytest tests/test_synth_storecache.py -q
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.build import storecache
+
+SRC = ["synth/data/sec/companyfacts/CIK0001640147_SNOW.json.gz", "synth/data/sec/companyfacts/CIK0001046179_TSM.json.gz"]
+
+
+class Payload:
+    """Unpickling this writes the marker file: the proof that a loader executed data."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "code ran"))
+
+
+def _plant(path: Path, marker: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(Payload(marker)))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch, repo_root):
+    monkeypatch.chdir(repo_root)
+    monkeypatch.setenv("LEDGERLM_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _use(stores) -> list:
+    return [stores[c].reports(c)[:1] for c in sorted(stores)]
+
+
+def test_planted_pickles_never_run(cache, tmp_path):
+    key = storecache.cache_key(SRC)
+    marker = tmp_path / "PWNED"
+    _plant(cache / f"{key}.pkl", marker)  # where the pickle cache of the previous version lived
+    folder = cache / f"{storecache.FORMAT}-{key}"
+    folder.mkdir(parents=True, mode=0o700)
+    (folder / "index.json").write_text('{"format": "stores-v2", "companies": {"SNOW": {"file": "0000000.parquet", "has_reports": true}}}')
+    _plant(folder / "0000000.parquet", marker)  # a pickle where Parquet belongs, in a folder we own
+    for p in (folder, *folder.iterdir()):
+        os.chmod(p, 0o700 if p.is_dir() else 0o600)
+    stores = storecache.company_stores(SRC)
+    with pytest.raises(InputError, match="unreadable.*delete"):
+        stores["SNOW"]
+    assert not marker.exists()
+
+
+def test_cache_others_can_write_is_refused_and_a_private_one_used(cache, tmp_path):
+    first = storecache.company_stores(SRC)
+    assert sorted(first) == ["SNOW", "TSM"] and isinstance(first, storecache.LazyStores)
+    marker = tmp_path / "PWNED"
+    _plant(first.folder / first.index["SNOW"]["file"], marker)
+    os.chmod(first.folder / first.index["SNOW"]["file"], 0o666)  # writable by anyone: never read
+    os.chmod(first.folder, 0o777)
+    with pytest.warns(UserWarning, match="not owned by this user or is writable by others"):
+        again = storecache.company_stores(SRC)
+    assert again.folder != first.folder and _use(again) and not marker.exists()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # as root, also a folder another user owns
+        os.chmod(first.folder, 0o700)
+        os.chown(first.folder, 65534, 65534)
+        with pytest.warns(UserWarning, match="not owned"):
+            assert _use(storecache.company_stores(SRC))
+        assert not marker.exists()
+
+
+def test_lazy_cache_equals_in_memory_stores_and_evicts(cache, monkeypatch):
+    from ledgerlm.synth.build.config import SynthConfig
+    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.indices.registry import load_registry
+    from ledgerlm.synth.build.tokens import TokenCounter
+
+    cfg = SynthConfig(sources=SRC, seed=3, num=40)
+    lazy = storecache.company_stores(SRC, resident=1)  # one store in memory at a time: every switch reloads
+    monkeypatch.setenv("LEDGERLM_CACHE_DIR", "off")
+    eager = storecache.company_stores(SRC)
+    assert isinstance(eager, dict) and not isinstance(eager, storecache.LazyStores)
+    rows = []
+    for stores in (lazy, eager):
+        builder = Builder(stores, load_registry(), cfg, TokenCounter("o200k_base"))
+        rows.append([r for s in range(20) for r in builder.slot(s, Stats())])
+    assert len(rows[0]) >= 10
+    assert rows[0] == rows[1]
+    assert lazy.loads > 2 and len(lazy._loaded) == 1
+
+
+def test_cache_key_names_a_missing_source(cache):
+    with pytest.raises(InputError, match="no such file"):
+        storecache.company_stores(["/nonexistent/facts.json"])
