@@ -57,6 +57,8 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     backend.add_argument("--trust-remote-code", action="store_true", default=None, help="hf/vllm: run the model repo's code")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write OUT/cache.sqlite")
     parser.add_argument("--n-boot", type=int, default=stats.N_BOOT, help="bootstrap resamples for CIs")
+    parser.add_argument("--field-map", default=None,
+                        help="JSON file correcting the official release's column names: {contract-4 field: [columns]} (see adapter.OFFICIAL_FIELDS)")
     parser.add_argument("--lenient-precision", action="store_true",
                         help="round predictions to the asked decimals before comparing (ledgerlm's variant; the paper's ≈ is symbolic "
                              "equality, so extra non-zero decimals are wrong). Recorded in results.json")
@@ -67,7 +69,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from ledgerlm.evaluate.sampling import make_sampler
 
     task = load_task(args.task)
-    rows = select_rows(adapter.load_rows(args.data, split=args.split or task["dataset"]["split"]), task, args.hint_mode, args.limit)
+    field_map = adapter.load_field_map(args.field_map)
+    rows = select_rows(adapter.load_rows(args.data, split=args.split or task["dataset"]["split"], field_map=field_map), task, args.hint_mode, args.limit)
     if not rows:
         raise InputError(f"no items match task {task['task']!r} (select {task.get('select')}, hint mode {args.hint_mode or 'both'})", path=str(args.data))
     params = generation_params(task, args)
@@ -80,7 +83,7 @@ def run_eval(args: argparse.Namespace) -> int:
                                              on_chunk=lambda done, total: print(f"  generated {done}/{total}", file=sys.stderr, flush=True))
     records = [score_record(row, c, lenient_precision=args.lenient_precision) for row, c in zip(rows, completions)]
     config = {"task": task, "data": str(args.data), "hint_mode": args.hint_mode or "both", "limit": args.limit,
-              "lenient_precision": args.lenient_precision,
+              "lenient_precision": args.lenient_precision, "field_map": field_map,
               "generation": params.as_dict(), "backend_options": {k: v for k, v in options.items() if v is not None}}
     results = summarize(records, model=sampler.model_id, config=config, n_boot=args.n_boot,
                         timing={"wall_s": time.perf_counter() - began, **gen_stats})
