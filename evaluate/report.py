@@ -12,6 +12,13 @@ Runs whose results.json declare `"score_kind": "loss"` (EPSBench, MacroLens; low
 instead a summary of the loss (mean with 95% bootstrap CI, median, format failures), `losses.png`
 (mean loss per group of the runs' `group_by` fields, one panel per value of the first) and
 `deltas.png` of the mean loss difference (Wilcoxon p in the markdown; see `ledgerlm compare`).
+
+`--paper-tables` (FinIndices): the runs are repeated runs of ONE model (the paper uses 3) and report.md
+gets the paper's layouts, each cell the mean ± std over runs of the per-run accuracy (%):
+Table 3 (rows: hint setting × paradigm; columns: split) and Tables 11/12 (one per hint setting; rows:
+paradigm; columns: capability axis). std is numpy's (ddof=0) unless `--std-ddof 1`; the paper does not say.
+
+    ledgerlm report runs/s1 runs/s2 runs/s3 --out runs/report --paper-tables
 """
 from __future__ import annotations
 
@@ -37,6 +44,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("runs", nargs="+", help="run folders; the first is the baseline for deltas")
     parser.add_argument("--out", required=True, help="folder for report.md and the PNGs")
     parser.add_argument("--n-boot", type=int, default=2_000, help="bootstrap resamples for the plotted CIs")
+    parser.add_argument("--paper-tables", action="store_true", help="FinIndices: runs are repeats of one model; add Table 3 / 11 / 12 layouts")
+    parser.add_argument("--std-ddof", type=int, default=0, help="ddof of the std over runs in --paper-tables (default 0)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -54,13 +63,50 @@ def main(argv: list[str]) -> int:
         plot_hint_vs_nohint(runs, out / "hint_vs_nohint.png", args.n_boot)
         plot_single_vs_table(runs, out / "single_vs_table.png", args.n_boot)
         sections += ["", "![hint vs no hint](hint_vs_nohint.png)", "", "![single vs table](single_vs_table.png)", ""]
-    if len(runs) > 1:
+    if args.paper_tables:
+        sections += [finindices_paper_tables([samples for _, _, samples in runs], ddof=args.std_ddof), ""]
+    if len(runs) > 1 and not args.paper_tables:
         comparisons = [compare_runs(args.runs[0], r, n_boot=args.n_boot) for r in args.runs[1:]]
         plot_deltas(comparisons, [name for name, _, _ in runs], out / "deltas.png")
         sections += ["![deltas](deltas.png)", ""] + [to_markdown(c) for c in comparisons]
     atomic_write_text(out / "report.md", "\n".join(sections) + "\n")
     print(f"wrote {out / 'report.md'} and {len(list(out.glob('*.png')))} plots")
     return 0
+
+
+def _mean_std_cell(runs: list[list[dict]], ddof: int, **where: Any) -> str:
+    """'mean ± std (n)' of the per-run accuracy (%) of the items matching `where`; '—' when no run has any."""
+    accs, n = [], 0
+    for samples in runs:
+        scores = [s["score"] for s in samples if all(s.get(k) == v for k, v in where.items())]
+        if scores:
+            accs.append(100.0 * sum(scores) / len(scores))
+            n = len(scores)
+    if not accs:
+        return "—"
+    std = float(np.std(accs, ddof=ddof)) if len(accs) > ddof else float("nan")
+    return f"{np.mean(accs):.2f} ± {std:.2f} (n={n}, runs={len(accs)})"
+
+
+def finindices_paper_tables(runs: list[list[dict]], ddof: int = 0) -> str:
+    """Table 3 (hint × paradigm by split) and Tables 11/12 (paradigm by axis, per hint), mean ± std over runs."""
+    items = [s for samples in runs for s in samples]
+    splits = sorted({str(s.get("split")) for s in items if s.get("split") is not None}) or ["all"]
+    axes = sorted({s.get("axis") for s in items if s.get("axis") is not None})
+    paradigms = [p for p in ("single", "table") if any(s.get("paradigm") == p for s in items)]
+    split_key = (lambda sp: {} if sp == "all" else {"split": sp})  # noqa: E731
+    out = ["## Table 3 layout: accuracy (%) mean ± std over runs", "",
+           "| hint | paradigm | " + " | ".join(splits) + " |", "|---|---|" + "---|" * len(splits)]
+    for hint in (True, False):
+        for par in paradigms:
+            out.append(f"| {HINT_LABEL[hint]} | {par} | " + " | ".join(_mean_std_cell(runs, ddof, hint=hint, paradigm=par, **split_key(sp))
+                                                                      for sp in splits) + " |")
+    for hint, table in ((True, "11"), (False, "12")):
+        out += ["", f"## Table {table} layout ({HINT_LABEL[hint]}): accuracy (%) by capability axis, mean ± std over runs", "",
+                "| paradigm | " + " | ".join(map(str, axes)) + " |", "|---|" + "---|" * len(axes)]
+        for par in paradigms:
+            out.append(f"| {par} | " + " | ".join(_mean_std_cell(runs, ddof, hint=hint, paradigm=par, axis=ax) for ax in axes) + " |")
+    return "\n".join(out)
 
 
 def _acc(samples: list[dict], n_boot: int, **where: Any) -> stats.Estimate:
