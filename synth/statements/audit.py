@@ -284,7 +284,11 @@ def split_findings(report: dict, exceptions: dict) -> tuple[list[dict], list[dic
 def dataset_sanity(data: Path) -> list[dict]:
     """Items whose answer rounds to zero while the unrounded value does not, and |YoY| > 500 % answers."""
     out = []
-    files = [data] if data.is_file() else sorted(data.glob("*.jsonl"))
+    data = Path(data)
+    splits = [data / f"{s}.jsonl" for s in ("train", "dev", "test") if (data / f"{s}.jsonl").exists()]
+    files = [data] if data.is_file() else (splits or sorted(data.glob("*.jsonl")))
+    if not files:
+        raise LedgerError(f"{data}: no dataset here (expected a JSONL file or a folder with train/dev/test.jsonl)")
     for f in files:
         for n, line in enumerate(f.open(encoding="utf-8"), 1):
             try:

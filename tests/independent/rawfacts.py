@@ -252,9 +252,9 @@ class Company:
                 last = [r for r in rows if r[3] == rows[-1][3] and r[4] == rows[-1][4]]
                 row = min(last, key=lambda r: abs((r[0] - start).days) if start else 0)
             value = row[2]
-            if kind == "per_share" and pick != "as_filed":
+            if kind == "per_share" and pick not in ("as_filed", "latest_raw"):
                 value = value / self.basis_factor(row[3])
-            elif kind == "shares" and pick != "as_filed":
+            elif kind == "shares" and pick not in ("as_filed", "latest_raw"):
                 value = value * self.basis_factor(row[3])
             return value, {"tag": tag, "start": str(row[0]) if row[0] else "", "end": str(end), "value": row[2],
                            "filed": row[3], "accn": row[4]}
