@@ -5,8 +5,10 @@
 Key = sha256 of (model id, rendered prompt, generation params, seed) — the rendered prompt is the
 chat-template string for `hf:` backends and the canonical JSON of the messages (+ tools) for the
 others. Stored in SQLite (one committed row per completion, WAL journal: a crash never corrupts
-it). Only clean completions are stored: errors and `finish_reason == "length"` (truncated) never
-are, so they are retried on the next run.
+it). Only clean completions are stored: errors, `finish_reason == "length"` (truncated) and empty
+completions (no text, no tool call) never are, so they are retried on the next run. Text is stored
+with lone surrogates replaced by U+FFFD (SQLite's UTF-8 cannot hold them), and a row that no longer
+reads back as a Completion is a cache miss, never a crash.
 """
 from __future__ import annotations
 
@@ -19,16 +21,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ledgerlm.evaluate.runfiles import clean_text
 from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages, Sampler
 
 
 def cache_key(model_id: str, prompt: str, params: GenerationParams) -> str:
     payload = json.dumps({"model": model_id, "prompt": prompt, "params": params.as_dict()}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def cacheable(completion: Completion) -> bool:
-    return completion.error is None and completion.finish_reason not in ("length", "error")
+    """Clean, finished and non-empty: errors, truncations and empty answers are asked again next run."""
+    if completion.error is not None or completion.finish_reason in ("length", "error"):
+        return False
+    return bool((completion.text or "").strip() or completion.tool_calls)
 
 
 class ResponseCache:
@@ -43,7 +49,13 @@ class ResponseCache:
     def get(self, key: str) -> Completion | None:
         with self._lock:
             row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
-        return Completion(**json.loads(row[0])) if row else None
+        if not row:
+            return None
+        try:
+            completion = Completion(**json.loads(row[0]))
+        except (TypeError, ValueError):  # a row written by another version, or damaged: ask again
+            return None
+        return completion if isinstance(completion.text, str) and cacheable(completion) else None
 
     def put(self, key: str, model_id: str, completion: Completion) -> bool:
         """Store a clean completion; returns False (and stores nothing) for errors and truncations."""
@@ -51,7 +63,7 @@ class ResponseCache:
             return False
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-                             (key, model_id, json.dumps(asdict(completion), ensure_ascii=False), time.time()))
+                             (key, clean_text(model_id), clean_text(json.dumps(asdict(completion), ensure_ascii=False)), time.time()))
         return True
 
     def __len__(self) -> int:

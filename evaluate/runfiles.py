@@ -11,18 +11,39 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
 from ledgerlm.errors import InputError
 
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"']+@")
+_URL_SECRET = re.compile(r"(?i)([?&][^=&\s\"']*(?:key|token|secret|password|auth|sig)[^=&\s\"']*=)[^&\s\"']+")
+
+
+def redact_text(text: str) -> str:
+    """Credentials of every URL in `text` (user:password@, secret-looking query values) replaced by ***."""
+    if "://" not in text:
+        return text
+    return _URL_SECRET.sub(r"\1***", _URL_USERINFO.sub(r"\1***@", text))
+
 RESULTS, SAMPLES = "results.json", "samples.jsonl"
 SAMPLE_FIELDS = ("id", "prompt", "response", "reasoning", "answer_text", "extracted", "score", "error_reason")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """`text` with lone surrogates (a model's `"\\ud800"` escape; not encodable as UTF-8) replaced by U+FFFD."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same folder and an atomic rename."""
+    """Write `text` to `path` via a temp file in the same folder and an atomic rename (lone surrogates
+    become U+FFFD instead of failing half-way; credentials in URLs are redacted)."""
+    text = redact_text(clean_text(text))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -7,7 +7,14 @@ Requests run concurrently (asyncio + httpx, at most `concurrency` in flight, spr
 clients of CONNECTIONS_PER_CLIENT connections). Only 429, 5xx, timeouts and dropped connections are
 retried, with exponential backoff and jitter; a `Retry-After` header, when sent, sets the wait. The
 API key comes from the environment variable `api_key_env` (default OPENAI_API_KEY) and never
-appears in logs or errors. Native `tool_calls` and `reasoning_content` (or `reasoning`) are returned on the Completion.
+appears in logs or errors; credentials written into `base_url` (`https://user:key@host/v1?api_key=…`)
+are redacted from the model id, errors and logs (`redact_url`). Native `tool_calls` and
+`reasoning_content` (or `reasoning`) are returned on the Completion.
+
+Every HTTP 200 body is validated (pydantic models of the chat-completions response): a body that is
+not an object with a non-empty `choices` list whose first choice has a string (or null) `content`
+is a per-item error (finish_reason "error", never cached), not an exception. Lone surrogates
+(`"\\ud800"` escapes) and other unencodable text are replaced by U+FFFD at this boundary.
 
 Callers with their own event loop (distillation) use the single-request path directly:
     slots = sampler.open_slots(32)
@@ -20,14 +27,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import json
 import logging
 import os
 import random
+import re
 import time
+import urllib.parse
 from typing import Any, AsyncIterator
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ledgerlm.evaluate.runfiles import clean_text, redact_text
 from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
 
 log = logging.getLogger(__name__)
@@ -64,7 +76,7 @@ class OpenAISampler:
                  concurrency: int = 8, max_retries: int = 6, timeout: float = 600.0,
                  backoff_base: float = 1.0, backoff_max: float = 60.0):
         self.model = model
-        self.model_id = f"openai:{model}@{base_url.rstrip('/')}"
+        self.model_id = f"openai:{model}@{redact_url(base_url.rstrip('/'))}"
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.api_key_env = api_key_env
         self.concurrency, self.max_retries, self.timeout = int(concurrency), int(max_retries), float(timeout)
@@ -119,16 +131,19 @@ class OpenAISampler:
         for attempt in range(self.max_retries + 1):
             retry_after = None
             try:
-                response = await client.post(self.url, json=body)
+                async with client.stream("POST", self.url, json=body) as response:
+                    raw = await read_capped(response, MAX_BODY_BYTES if response.status_code == 200 else 4096)
             except RETRYABLE_ERRORS as err:
-                last_error = f"{type(err).__name__}: {err}"
+                last_error = redact_text(f"{type(err).__name__}: {err}")
+            except httpx.DecodingError as err:  # a broken gzip/deflate body: this item fails, the run goes on
+                return _bad_body(f"undecodable content encoding ({err})")
             else:
                 if response.status_code == 200:
-                    try:
-                        return _completion(response.json())
-                    except ValueError as err:
-                        return Completion(text="", finish_reason="error", error=f"malformed response body: {err}")
-                last_error = f"HTTP {response.status_code}: {response.text[:300]}"
+                    if raw is None:
+                        return _bad_body(f"over {MAX_BODY_BYTES} bytes after decompression")
+                    return parse_body(raw)
+                text = (raw or b"").decode("utf-8", errors="replace")
+                last_error = redact_text(f"HTTP {response.status_code}: {clean_text(text[:300])}")
                 if response.status_code not in RETRYABLE_STATUS:
                     return Completion(text="", finish_reason="error", error=last_error)
                 retry_after = _retry_after(response.headers.get("retry-after"))
@@ -155,15 +170,100 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _completion(payload: dict[str, Any]) -> Completion:
-    choice = (payload.get("choices") or [{}])[0]
-    message = choice.get("message") or {}
-    usage = payload.get("usage") or {}
+MAX_BODY_BYTES = 64 << 20  # a 200 body larger than this is an error, not parsed
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes | None:
+    """The (decompressed) body, read in chunks; None once it passes `limit` bytes (a gzip bomb costs
+    at most `limit` bytes of memory: the rest is never decompressed). Error bodies are cut at `limit`."""
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            if response.status_code == 200:
+                return None
+            break
+    return b"".join(chunks)[: max(limit, 0)] if size > limit else b"".join(chunks)
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    content: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+
+class _Choice(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    message: _Message | None = None
+    finish_reason: str | None = None
+
+
+class _Usage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    choices: list[_Choice] = Field(min_length=1)
+    usage: _Usage | None = None
+
+
+def parse_body(raw: bytes) -> Completion:
+    """One HTTP 200 body -> a Completion; any malformed body -> an error Completion (never cached)."""
+    if len(raw) > MAX_BODY_BYTES:
+        return _bad_body(f"{len(raw)} bytes (limit {MAX_BODY_BYTES})")
+    try:
+        payload = json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError) as err:
+        return _bad_body(f"not JSON ({str(err)[:120]})")
+    try:
+        body = _Body.model_validate(payload)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        return _bad_body(f"{where}: {first['msg']}")
+    except RecursionError:
+        return _bad_body("nested too deeply")
+    choice = body.choices[0]
+    message = choice.message or _Message()
+    usage = body.usage or _Usage()
+    try:
+        tool_calls = json.loads(clean_text(json.dumps(message.tool_calls or [], ensure_ascii=False)))
+    except (ValueError, RecursionError):
+        return _bad_body("tool_calls: not serialisable")
     return Completion(
-        text=message.get("content") or "",
-        reasoning=message.get("reasoning_content") or message.get("reasoning"),
-        finish_reason=choice.get("finish_reason") or "stop",
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        tool_calls=list(message.get("tool_calls") or []),
+        text=clean_text(message.content or ""),
+        reasoning=clean_text(message.reasoning_content or message.reasoning or "") or None,
+        finish_reason=clean_text(choice.finish_reason or "stop"),
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        tool_calls=tool_calls,
     )
+
+
+def _bad_body(detail: str) -> Completion:
+    return Completion(text="", finish_reason="error", error=f"malformed response body: {clean_text(detail)}")
+
+
+_SECRET_PARAM = re.compile(r"key|token|secret|password|passwd|auth|sig|credential", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """`url` without credentials: user:password@ becomes ***@, secret-looking query values become ***."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return redact_text(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = parts.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        query = "&".join(f"{k}=***" if _SECRET_PARAM.search(k) else f"{k}={v}" for k, v in pairs)
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

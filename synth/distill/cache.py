@@ -9,6 +9,10 @@ with O_APPEND and write each line with a single `os.write` followed by `fsync`, 
 leaves at most one torn last line; the reader ignores it and the next writer cuts it off.
 From an event loop, `aput` hands records to one writer thread that writes each line with its own
 write() and fsyncs once per group (group commit), so fsync latency never stalls the requests.
+The writer thread never dies silently: any error while writing a group (disk full, a record that
+cannot be serialised) is handed to every waiter of that group, and the thread keeps serving. Lone
+surrogates (a teacher's `"\\ud800"` escape, not encodable as UTF-8) are stored as U+FFFD. Empty
+completions (no text) are not cached: a rerun asks again.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,12 +33,26 @@ def cache_key(teacher: str, prompt: Any, params: dict[str, Any], sample_index: i
     `prompt` is the rendered prompt string when the backend renders one (hf:), else the messages."""
     payload = {"teacher": teacher, "prompt": prompt, "params": params, "sample_index": sample_index, "seed": seed}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-def is_cacheable(completion: dict[str, Any]) -> bool:
-    """Transport errors and truncated responses are never cached."""
-    return not completion.get("error") and completion.get("finish_reason") not in ("length", "error")
+def is_cacheable(completion: Any) -> bool:
+    """Transport errors, truncated responses and empty completions are never cached."""
+    if not isinstance(completion, dict) or completion.get("error") or completion.get("finish_reason") in ("length", "error"):
+        return False
+    text = completion.get("text")
+    return isinstance(text, str) and bool(text.strip())
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One JSONL line as UTF-8 bytes; lone surrogates become U+FFFD (json.dumps keeps them, UTF-8 cannot)."""
+    line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+    if not line.isascii():
+        line = _SURROGATE.sub("\ufffd", line)
+    return line.encode("utf-8")
 
 
 def read_jsonl_lines(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -93,7 +112,7 @@ class AppendLog:
         """One write() per record's full line, then one fsync for the group."""
         with self._lock:
             for record in records:
-                line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+                line = encode_line(record)
                 written = os.write(self._fd, line)
                 if written != len(line):  # a short write on a regular file means the disk is full
                     raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
@@ -112,7 +131,7 @@ class CompletionCache:
         self.path = Path(path)
         self._records: dict[str, dict[str, Any]] = {}
         for record in read_jsonl_lines(self.path):
-            if "key" in record and is_cacheable(record.get("completion", {})):
+            if isinstance(record, dict) and isinstance(record.get("key"), str) and is_cacheable(record.get("completion")):
                 self._records.setdefault(record["key"], record)  # first write wins; later duplicates ignored
         self._log: AppendLog | None = None
         self._lock = threading.Lock()
@@ -179,10 +198,13 @@ class CompletionCache:
                 try:
                     self._open_log().append_many(list(fresh.values()))
                     self._records.update(fresh)
-                except OSError as err:
+                except Exception as err:  # noqa: BLE001 - handed to every waiter; the thread lives on
                     error = err
             for _, loop, done in group:
-                loop.call_soon_threadsafe(_resolve, done, error)
+                try:
+                    loop.call_soon_threadsafe(_resolve, done, error)
+                except RuntimeError:  # that event loop is closed: nobody waits any more
+                    pass
 
     def _open_log(self) -> AppendLog:
         if self._log is None:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
+from ledgerlm.errors import InputError
 from ledgerlm.synth.distill.cache import AppendLog, CompletionCache
 from ledgerlm.synth.distill.manifest import build_manifest
 from ledgerlm.synth.distill.pipeline import POLICIES, DistillConfig, Progress, assemble, load_items, plan_jobs, run_jobs
@@ -63,6 +65,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", args.split) or ".." in args.split:
+        # the split names a file inside --data and --out: `../x` or `/tmp/x` would write outside --out
+        raise InputError(f"--split {args.split!r} is not a plain split name (letters, digits, _ . -)", field="split")
     remote = args.teacher.startswith("openai:")
     config = DistillConfig(
         teacher=args.teacher, samples_per_item=args.samples_per_item, temperature=args.temperature, top_p=args.top_p,
