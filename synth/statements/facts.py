@@ -89,25 +89,82 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
 
     `as_of` ('YYYY-MM-DD') first keeps only rows filed on or before that date (point-in-time view;
     rows with an empty `filed`, e.g. from a bare XBRL instance or a table, are left out of it).
-    Among alternates the tag with the higher precedence (taxonomy order) wins for a period, and
-    lower-precedence tags fill periods it lacks; for the same tag the latest `filed` wins
-    (restatements), then the latest source. Rows without a mapped concept are kept untouched.
+    Then (splits.normalize) per-share values and share counts are put on each company's latest share
+    basis and the filers' provable scale slips corrected. Among alternates the tag with the higher
+    precedence (taxonomy order) wins for a period, and lower-precedence tags fill periods it lacks;
+    for the same tag the latest `filed` wins (restatements), then the latest source — unless the
+    later value is not the same line (`keep_same_line`). Rows without a mapped concept are kept
+    untouched. The result has one extra column, `adjustment`: the note of every correction ('' if none).
     """
+    from ledgerlm.synth.statements.splits import normalize
     from ledgerlm.synth.statements.taxonomy import tag_precedence
 
     if as_of:  # rows without a filing date cannot be placed in time: they leave a point-in-time view
         df = df[(df["filed"] != "") & (df["filed"] <= str(as_of))]
     if df.empty:
-        return df.reset_index(drop=True)
+        return df.assign(adjustment="").reset_index(drop=True)
+    df = df.assign(adjustment=df["adjustment"] if "adjustment" in df.columns else "")
     unmapped = df[df["concept"] == ""]
-    mapped = df[df["concept"] != ""]
+    mapped, _ = normalize(df[df["concept"] != ""])
+    mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
     prec = dict(zip(uniq, (tag_precedence(k.split("\0")[1], k.split("\0")[0]) for k in uniq)))
     order = mapped.assign(_prec=keys.map(prec).fillna(0).astype(int))
     order = order.sort_values(["_prec", "filed", "source"], ascending=[True, False, False], kind="stable")
     latest = order.drop_duplicates(PERIOD_KEY, keep="first").drop(columns="_prec")
-    return pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
+    out = pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
+    return out[[c for c in out.columns if c != "adjustment"] + ["adjustment"]]
+
+
+ANCHORS = ("revenue", "net_income", "total_assets")  # totals a restatement would change
+LINE_JUMP = 10.0  # a revision of the same line does not change it tenfold
+
+
+def keep_same_line(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop later values that are not the same line as the value first filed for that tag and window.
+
+    A later filing's comparative replaces the original value (latest filed wins) unless it is more
+    than `LINE_JUMP` times larger or smaller (same sign, both non-zero) while that later filing shows
+    the window's anchor totals (revenue, net income, total assets: every one both filings show, at
+    least one) unchanged within 0.5 %: then no restatement happened and the tag was moved to another
+    line (TSMC's 2021 20-F tags 2019 dividend income, 417.3 M TWD, as FinanceIncome, which its 2019
+    20-F used for 16,606.7 M of finance income). The original stays, with a note; per-share values
+    and share counts are left to splits.normalize.
+    """
+    from ledgerlm.synth.statements.splits import _kinds
+
+    flows = df[(_kinds(df) == "") & (df["filed"] != "") & (df["value"] != 0)]
+    key = PERIOD_KEY + ["tag"]
+    multi = flows[flows.duplicated(key, keep=False)]
+    if multi.empty:
+        return df
+    first = multi.sort_values(["filed", "source"], kind="stable").drop_duplicates(key, keep="first")
+    pairs = multi.rename_axis("row_id").reset_index().merge(first[key + ["value", "source", "filed"]], on=key, suffixes=("", "_orig"))
+    ratio = (pairs["value"] / pairs["value_orig"]).abs()
+    jump = pairs[(pairs["filed"] > pairs["filed_orig"]) & (pairs["value"] * pairs["value_orig"] > 0)
+                 & ((ratio > LINE_JUMP) | (ratio < 1 / LINE_JUMP))]
+    if jump.empty:
+        return df
+    akey = ["company", "scope", "source", "start", "end", "unit", "concept"]
+    at = df[df["concept"].isin(ANCHORS)].drop_duplicates(akey).set_index(akey)["value"].to_dict()
+    drop, notes = [], {}
+    for row in jump.itertuples(index=False):
+        both = [(at.get((row.company, row.scope, row.source_orig, s, e, row.unit, c)),
+                 at.get((row.company, row.scope, row.source, s, e, row.unit, c))) for c in ANCHORS
+                for s, e in ((row.start, row.end), ("", row.end))]  # flows' totals and the balance sheet at the end
+        both = [(a, b) for a, b in both if a is not None and b is not None]
+        if both and all(abs(a - b) <= 0.005 * max(abs(a), abs(b)) for a, b in both):
+            drop.append(row.row_id)
+            notes[(row.company, row.scope, row.concept, row.tag, row.start, row.end, row.unit)] = (
+                f"value as first filed ({row.filed_orig}) kept: the {row.filed} filing shows {row.value:,.0f} under the same tag "
+                f"{row.tag} with unchanged totals, a different line (re-tagged comparative), not a revision")
+    if not drop:
+        return df
+    out = df.drop(index=drop).copy()
+    keys = zip(out["company"], out["scope"], out["concept"], out["tag"], out["start"], out["end"], out["unit"])
+    out["adjustment"] = [f"{a}; {n}" if a and n else a or n for a, n in zip(out["adjustment"], (notes.get(k, "") for k in keys))]
+    return out
 
 
 def read_bytes(path: str | Path) -> bytes:

@@ -7,9 +7,16 @@ tag.txt may sit in the folder or its parent. Rules:
 - `ddate` is the period end; `qtrs` 0 = instant, 1 = quarter, 2 = half year, 3 = nine months,
   4 = year; start = (ddate + 1 day) - 3*qtrs months; other qtrs values are dropped.
   (FSDS rounds ddate to a month end, so 52/53-week filers' dates are the rounded ones.)
-- rows without `segments` and `coreg` are consolidated totals; rows whose only segment is
-  `LegalEntity=ParentCompany` are the parent-only statements (Schedule I) -> scope=parent; every
-  other dimensional or co-registrant row is dropped (not a consolidated total).
+- rows without `segments` and `coreg` are consolidated totals. Rows whose only segment is
+  `LegalEntity=ParentCompany` mean two different things (FSDS readme: `coreg` NULL = the consolidated
+  entity, else a co-registrant, the parent company or another entity):
+  * in a multi-registrant filing (Sempra, Duke, ConEd: the filing has no undimensioned statement
+    rows, each registrant's statements carry a LegalEntity member) they ARE the filer's own
+    consolidated statements -> scope=consolidated (Duke FY2009 total assets 57,040 M both ways);
+  * in a filing that also reports undimensioned consolidated rows they are parent-company-only
+    figures (Schedule I, "condensed financial information of registrant") -> scope=parent.
+  Every other dimensional or co-registrant row (subsidiary registrants, segments, equity
+  components) is dropped: it is not the filer's consolidated total.
 - per-share values reported in a currency unit become `CUR/share`.
 """
 from __future__ import annotations
@@ -101,11 +108,16 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
     segments = num["segments"] if "segments" in num else pd.Series("", index=num.index)
     coreg = num["coreg"] if "coreg" in num else pd.Series("", index=num.index)
     seg = segments.str.strip().str.rstrip(";")
+    plain = (seg == "") & (coreg == "")
     parent = seg == PARENT_SEGMENT
-    keep = ((seg == "") & (coreg == "")) | parent
+    # A filing with no undimensioned row presents each registrant under a LegalEntity member: its
+    # ParentCompany rows are the filer's own consolidated statements, not parent-only ones.
+    multi_registrant = ~num["adsh"].isin(set(num.loc[plain, "adsh"]))
+    parent_only = parent & ~multi_registrant
+    keep = plain | parent
     keep &= num["qtrs"].isin(["0", "1", "2", "3", "4"]) & (num["value"].str.strip() != "")
     num = num[keep].copy()
-    num["scope"] = np.where(parent[keep], "parent", "consolidated")
+    num["scope"] = np.where(parent_only[keep], "parent", "consolidated")
     num["taxonomy"] = num["version"].str.split("/").str[0].where(num["version"].str.contains("/"), "custom")
     # map (taxonomy, tag) -> concepts once per distinct pair; a tag may serve several concepts
     pairs = num[["taxonomy", "tag"]].drop_duplicates()

@@ -101,15 +101,27 @@ def load_raw_facts(paths: list[str] | None = None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else empty_facts()
 
 
+def _state(paths: list[str] | None) -> tuple:
+    targets = [Path(p) for p in paths] if paths else [DEFAULT_DATA_DIR]
+    return tuple((kind, str(p.resolve()), _signature(kind, p)) for t in targets for kind, p in _expand(t))
+
+
+@lru_cache(maxsize=16)
+def _selected(state: tuple, as_of: str | None) -> pd.DataFrame:
+    frames = [_cached(kind, path, sig) for kind, path, sig in state]
+    frames = [f for f in frames if len(f)]
+    return select_latest(pd.concat(frames, ignore_index=True) if frames else empty_facts(), as_of)
+
+
 def load_facts(paths: list[str] | None = None, *, as_of: str | None = None, latest_only: bool = True) -> pd.DataFrame:
     """Canonical facts (contract 1) from `paths` (default: embedded SEC data under DEFAULT_DATA_DIR).
 
     latest_only: one value per company/scope/concept/start/end/unit (see facts.select_latest);
     as_of ('YYYY-MM-DD'): only values filed on or before that date.
     """
+    if latest_only:  # selection (split basis, slips, same-line rule) costs seconds: remembered per source state
+        return _selected(_state(paths), as_of).copy()
     raw = load_raw_facts(paths)
-    if latest_only:
-        return select_latest(raw, as_of)
     if as_of:
         return raw[(raw["filed"] != "") & (raw["filed"] <= str(as_of))].reset_index(drop=True)
     return raw.copy()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -32,6 +33,9 @@ from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, p
 from ledgerlm.synth.statements.taxonomy import concept_info
 from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
 
+EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}  # EPS concept -> its denominator
+QUARTER_COLUMNS = frozenset({*EPS_SHARES, *EPS_SHARES.values()})  # non-additive lines read from the 3-month column
+_SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 ANNUAL_DAYS = (350, 380)
 QUARTER_DAYS = (80, 100)
 DAYS_PER_QUARTER = 365.25 / 4
@@ -48,6 +52,7 @@ class FactRef:
     label: str = ""
     unit: str = ""
     tag: str = ""  # the taxonomy tag (or statement label) the value was reported under
+    note: str = ""  # a correction applied to the filed value (split basis, scale slip, kept original line)
 
 
 @dataclass
@@ -80,6 +85,7 @@ class _Cell:
     filed: str
     statement: str
     tag: str
+    note: str = ""
 
 
 def forget_frames(err: Exception) -> Exception:
@@ -259,7 +265,7 @@ class FactStore:
 
         for row in cdf.itertuples(index=False):
             cell = _Cell(float(row.value), str(row.unit), str(row.source or ""), str(row.label or ""),
-                         str(row.filed or ""), str(row.statement or ""), str(row.tag or ""))
+                         str(row.filed or ""), str(row.statement or ""), str(row.tag or ""), str(getattr(row, "adjustment", "") or ""))
             scope = str(row.scope or "consolidated")
             end = row.end.date()
             if pd.isna(row.start):
@@ -310,7 +316,9 @@ class FactStore:
             unit = original.unit if original is not None else currency
             cells[key] = _Cell(float(value), unit, source, concept, "", original.statement if original else "", "")
         view._cells = cells
-        view._quarter_reported = {}
+        # three-month EPS and share counts of the shown reports stay visible (a 10-Q shows its quarter's column)
+        view._quarter_reported = {k: c for k, c in self._quarter_reported.items() if k[0] == company and k[2] in QUARTER_COLUMNS
+                                  and ReportKey(k[3], k[4]) in reports}
         for cached in ("_report_index", "_by_company", "_concept_reports", "_statement_order", "_value_memo"):
             view.__dict__.pop(cached, None)
         return view
@@ -424,7 +432,7 @@ class FactStore:
                 f"{company}: {concept} needs the {report.label} report{where}, which is not available",
                 company=company, concept=concept, period=report.label, missing=[report.label],
             )
-        return FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag)
+        return FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
 
     def reported_quarter(self, company: str, concept: str, period: Period | str, scope: str = "consolidated") -> FactRef | None:
         """A standalone three-month value as filed in a 10-Q (None when the filing did not show one)."""
@@ -432,7 +440,7 @@ class FactStore:
         cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None or p.kind != "Q":
             return None
-        return FactRef(concept, p.label, cell.value, cell.source, cell.label, cell.unit, cell.tag)
+        return FactRef(concept, p.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
 
     def quarter_pairs(self) -> list[tuple[str, str, str, int, int]]:
         """Keys (company, scope, concept, fiscal_year, quarter) of every reported three-month value."""
@@ -505,15 +513,45 @@ class FactStore:
 
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
         ref = self.reported(company, concept, report, scope)
-        return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {_fmt(ref.value)} (from the {report.label} report)"])
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {_fmt(ref.value)} (from the {report.label} report)"
+                                                    + self._basis_note(company, concept, ref)])
 
     def _ytd(self, company: str, concept: str, report: ReportKey, scope: str) -> Derived:
         ref = self.reported(company, concept, report, scope)
         what = "annual" if report.is_annual else "year-to-date"
-        return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {_fmt(ref.value)}"])
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {_fmt(ref.value)}"
+                                                    + self._basis_note(company, concept, ref)])
+
+    def _basis_note(self, company: str, concept: str, ref: FactRef) -> str:
+        """' [note]' for a corrected value; per-share values and share counts also name their share basis."""
+        parts = [ref.note] if ref.note else []
+        if self.kind_of(concept, company) in ("per_share", "shares") and not ref.note:
+            parts.append(self.share_basis(company))
+        return f" [{'; '.join(parts)}]" if parts else ""
+
+    def share_basis(self, company: str) -> str:
+        """The one share basis every per-share value and share count of `company` is stated on."""
+        company = self.resolve_company(company)
+        if "_share_basis" not in self.__dict__:
+            self._share_basis = {}
+        if company not in self._share_basis:
+            found = sorted({m for c in self._company_cells(company).values() for m in _SPLIT_RE.findall(c.note)},
+                           key=lambda m: m.split("from ")[-1])
+            self._share_basis[company] = ("share basis: the latest filing's (as filed, after " + "; ".join(found) + ")"
+                                          if found else "share basis: as filed (no stock split in the data)")
+        return self._share_basis[company]
 
     def _flow(self, company: str, concept: str, p: Period, scope: str, kind: str) -> Derived:
         y, q = p.fiscal_year, p.quarter
+        as_reported = p.kind in ("FY", "YTD") or (p.kind == "TTM" and q == 4) or (p.kind == "Q" and q == 1)
+        if kind in ("per_share", "shares") and p.kind == "Q" and not as_reported:
+            three_months = self._shown_quarter(company, concept, p, scope)
+            if three_months is not None:
+                return three_months
+        if kind == "per_share" and concept in EPS_SHARES and not as_reported:
+            return self._eps(company, concept, p, scope)
+        if kind == "shares" and not as_reported:
+            return self._weighted_shares(company, concept, p, scope)
         if p.kind == "FY" or (p.kind == "TTM" and q == 4):
             d = self._ytd(company, concept, ReportKey(y, 4), scope)
             if p.kind == "TTM":
@@ -524,14 +562,8 @@ class FactStore:
         if p.kind == "Q":
             cur = self._ytd(company, concept, ReportKey(y, q), scope)
             prev = self._ytd(company, concept, ReportKey(y, q - 1), scope)
-            if kind == "shares":  # weighted-average shares: time-weighted difference of YTD averages
-                n = 4 if q == 4 else q
-                val = _exact("+-", n * cur.value, (n - 1) * prev.value)
-                step = (f"{concept} {p.label} = {n} x {_fmt(cur.value)} - {n - 1} x {_fmt(prev.value)} = {_fmt(val)} "
-                        f"(weighted-average shares: {n} quarters' average less the first {n - 1} quarters')")
-            else:
-                val = _exact("+-", cur.value, prev.value)
-                step = f"{concept} {p.label} = {ReportKey(y, q).label} - {ReportKey(y, q - 1).label} = {_fmt(cur.value)} - {_fmt(prev.value)} = {_fmt(val)}"
+            val = _exact("+-", cur.value, prev.value)
+            step = f"{concept} {p.label} = {ReportKey(y, q).label} - {ReportKey(y, q - 1).label} = {_fmt(cur.value)} - {_fmt(prev.value)} = {_fmt(val)}"
             return Derived(val, cur.unit, cur.inputs + prev.inputs, cur.steps + prev.steps + [step])
         # TTM ending at quarter q < 4: YTD(y, q) + FY(y-1) - YTD(y-1, q)
         cur = self._ytd(company, concept, ReportKey(y, q), scope)
@@ -541,6 +573,71 @@ class FactStore:
         step = (f"{concept} {p.label} = {ReportKey(y, q).label} + FY{y - 1} - {ReportKey(y - 1, q).label} = "
                 f"{_fmt(cur.value)} + {_fmt(last_fy.value)} - {_fmt(prior.value)} = {_fmt(val)}")
         return Derived(val, cur.unit, cur.inputs + last_fy.inputs + prior.inputs, cur.steps + last_fy.steps + prior.steps + [step])
+
+    # -- per-share values and share counts are not additive ---------------------------------------------
+    def _shown_quarter(self, company: str, concept: str, p: Period, scope: str) -> Derived | None:
+        """The three-month figure the quarter's own report (10-Q; 10-K for Q4) shows, when it is visible."""
+        report = ReportKey(p.fiscal_year, p.quarter)
+        cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
+        if cell is None or not self._visible(company, report):
+            return None
+        ref = FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {p.label} (three months, as reported in the {report.label} report) = "
+                                                    f"{_fmt(ref.value)}" + self._basis_note(company, concept, ref)])
+
+    def _report_days(self, company: str, report: ReportKey) -> int:
+        """Days the report's year-to-date window covers (fiscal-year start to the report's end date)."""
+        end = self._report_ends.get((company, report))
+        year = next((fy for fy in self._calendars.get(company, []) if fy.label == report.fiscal_year), None)
+        if end is None or year is None:
+            raise NotDerivable(f"{company}: the {report.label} report's dates are unknown", company=company,
+                               period=report.label, missing=[report.label])
+        return (end - year.start).days + 1
+
+    def _weighted_shares(self, company: str, concept: str, p: Period, scope: str) -> Derived:
+        """Weighted-average shares of a standalone quarter or a TTM window, time-weighted from the reports.
+
+        A weighted average over a window is share-days / days, so share-days add and subtract like flows:
+        Qn = (YTDn x days(YTDn) - YTD(n-1) x days(YTD(n-1))) / days(Qn); TTM likewise from YTDq, FY(y-1) and
+        YTD(y-1, q). (Never YTD - prior YTD, never YTD + FY - prior YTD.)"""
+        y, q = p.fiscal_year, p.quarter
+        if p.kind == "Q":
+            parts = [(+1, ReportKey(y, q)), (-1, ReportKey(y, q - 1) if q > 1 else None)]
+        else:  # TTM ending at quarter q < 4
+            parts = [(+1, ReportKey(y, q)), (+1, ReportKey(y - 1, 4)), (-1, ReportKey(y - 1, q))]
+        parts = [(sign, r) for sign, r in parts if r is not None]
+        got = [(sign, r, self._ytd(company, concept, r, scope), self._report_days(company, r)) for sign, r in parts]
+        days = sum(sign * d for sign, _, _, d in got)
+        share_days = float(sum(Decimal(repr(d.value)) * dd * sign for sign, _, d, dd in got))
+        val = share_days / days
+        terms = " ".join(f"{'+' if sign > 0 else '-'} {_fmt(d.value)} x {dd} days" for sign, _, d, dd in got).lstrip("+ ")
+        step = (f"{concept} {p.label} = ({terms}) / {days} days = {_fmt(val)} (weighted-average shares are time-weighted: "
+                f"share-days of the year-to-date reports over the days of {p.label})")
+        inputs = [f for _, _, d, _ in got for f in d.inputs]
+        steps = [s for _, _, d, _ in got for s in d.steps]
+        return Derived(val, got[0][2].unit, inputs, steps + [step])
+
+    def _eps(self, company: str, concept: str, p: Period, scope: str) -> Derived:
+        """EPS of a standalone quarter (Q2-Q4) or a TTM window: net income / weighted-average shares of it.
+
+        EPS is not additive (YTD EPS - prior YTD EPS mixes two share counts): the quarter's EPS is the
+        quarter's net income attributable to the parent (YTD difference) over the quarter's time-weighted
+        shares; Q4 = (FY - 9M net income) / Q4 shares; TTM = TTM net income / TTM time-weighted shares."""
+        try:
+            ni = self.value(company, "net_income_parent", p, scope)
+        except NotDerivable as err:
+            if err.missing:
+                raise
+            ni = self.value(company, "net_income", p, scope)
+        shares = self.value(company, EPS_SHARES[concept], p, scope)
+        if shares.value == 0:
+            raise NotDerivable(f"{company}: {EPS_SHARES[concept]} is 0 for {p.label}", company=company, concept=concept,
+                               period=p.label, missing=[])
+        val = ni.value / shares.value
+        numerator = ni.inputs[0].concept if ni.inputs else "net_income_parent"
+        step = (f"{concept} {p.label} = {numerator} / {EPS_SHARES[concept]} = {_fmt(ni.value)} / {_fmt(shares.value)} = {val:.6g} "
+                f"(EPS is not additive: {p.label} net income over {p.label} weighted-average shares)")
+        return Derived(val, f"{ni.unit}/share" if ni.unit else "", ni.inputs + shares.inputs, ni.steps + shares.steps + [step])
 
     # -- statements ----------------------------------------------------------------------------------
     def statement(self, company: str, period: Period | str, statement: str, scope: str = "consolidated") -> dict:
