@@ -67,20 +67,55 @@ class Schema:
         return out
 
 
-def schema_from_dict(data: Mapping[str, Any], path: str = "<schema>") -> Schema:
+def _object(value: Any, path: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, got {type(value).__name__}", path=path, field=where)
+    return value
+
+
+def _check_driver(name: str, meta: Any, path: str) -> None:
+    """A prediction_schema entry has the keys its kind needs, of the right types (else one InputError)."""
+    where = f"prediction_schema.{name}"
+    meta = _object(meta, path, where)
+    if meta.get("type") not in DRIVER_KINDS:
+        raise InputError(f"driver type {meta.get('type')!r} is not one of {DRIVER_KINDS}", path=path, field=where)
+    parts = meta.get("constituents")
+    if parts is not None and (not isinstance(parts, list) or not parts or not all(isinstance(p, str) for p in parts)):
+        raise InputError("constituents must be a non-empty list of variable names", path=path, field=f"{where}.constituents")
+    if not isinstance(meta.get("variable"), str) and (meta["type"] in ("rate_override", "absolute") or parts is None):
+        raise InputError("driver has no variable name", path=path, field=f"{where}.variable")
+    if meta["type"] == "bps" and not isinstance(meta.get("anchor"), str):
+        raise InputError("bps driver has no anchor name", path=path, field=f"{where}.anchor")
+    if meta.get("default") is not None:
+        _number(meta["default"], path, f"{where}.default")
+
+
+def schema_from_dict(data: Any, path: str = "<schema>") -> Schema:
+    data = _object(data, path, "schema")
     for key in ("ticker", "target_fq", "variables_baseline", "formulas", "prediction_schema"):
         if key not in data:
             raise InputError("schema lacks a required key", path=path, field=key)
     baseline = {}
-    for name, value in data["variables_baseline"].items():
+    for name, value in _object(data["variables_baseline"], path, "variables_baseline").items():
         baseline[name] = _number(value, path, f"variables_baseline.{name}")
-    formulas = {str(k): str(v) for k, v in data["formulas"].items()}
+    formulas = {}
+    for name, text in _object(data["formulas"], path, "formulas").items():
+        if not isinstance(text, (str, int, float)) or isinstance(text, bool):
+            raise InputError(f"formula must be a string, got {type(text).__name__}", path=path, field=f"formulas.{name}")
+        formulas[str(name)] = str(text)
     if "eps" not in formulas:
         raise InputError("formulas have no 'eps' node", path=path, field="formulas")
-    drivers = dict(data["prediction_schema"])
+    drivers = dict(_object(data["prediction_schema"], path, "prediction_schema"))
     for name, meta in drivers.items():
-        if meta.get("type") not in DRIVER_KINDS:
-            raise InputError(f"driver type {meta.get('type')!r} is not one of {DRIVER_KINDS}", path=path, field=f"prediction_schema.{name}")
+        _check_driver(name, meta, path)
+    rules = data.get("static_rules") or {}
+    for var, rule in _object(rules, path, "static_rules").items():
+        if not isinstance(rule, (str, dict)):
+            raise InputError(f"static rule must be a strategy name or an object, got {type(rule).__name__}", path=path, field=f"static_rules.{var}")
+    if not isinstance(data.get("_validation") or {}, dict):
+        raise InputError("expected a JSON object", path=path, field="_validation")
+    if data.get("revenue_field") is not None and not isinstance(data["revenue_field"], str):
+        raise InputError("expected a variable name", path=path, field="revenue_field")
     return Schema(
         ticker=str(data["ticker"]), target_fq=str(data["target_fq"]), baseline_fq=str(data.get("baseline_fq", "")),
         baseline=baseline, formulas=formulas, drivers=drivers, static_rules=dict(data.get("static_rules") or {}),
@@ -94,8 +129,14 @@ def load_schema(path: str | Path) -> Schema:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("schema file not found", path=str(path)) from None
+    except (IsADirectoryError, PermissionError) as err:
+        raise InputError(f"cannot read ({err.strerror})", path=str(path)) from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text ({err.reason} at byte {err.start})", path=str(path)) from None
     except json.JSONDecodeError as err:
         raise InputError(f"not valid JSON ({err})", path=str(path)) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=str(path)) from None
     return schema_from_dict(data, str(path))
 
 
@@ -140,9 +181,16 @@ class CompiledFormulas:
     path: str
 
     def evaluate(self, leaves: Mapping[str, float]) -> dict[str, float]:
+        """Every node's value; a node that overflows to ±inf (or NaN) is an InputError naming it."""
         values = dict(leaves)
         for name in self.order:
-            values[name] = self._eval(self.trees[name].body, values, name)
+            try:
+                value = self._eval(self.trees[name].body, values, name)
+            except RecursionError:
+                raise InputError("formula nested too deeply", path=self.path, field=name) from None
+            if not math.isfinite(value):
+                raise InputError(f"value {value} is not finite (overflow in the formula)", path=self.path, field=name)
+            values[name] = value
         return values
 
     def _eval(self, node: ast.AST, values: Mapping[str, float], where: str) -> float:
@@ -162,12 +210,16 @@ def compile_formulas(formulas: Mapping[str, str], leaves: set[str] | Mapping[str
     trees, deps = {}, {}
     known = set(leaves) | set(formulas)
     for name, text in formulas.items():
+        if len(text) > 100_000:
+            raise InputError(f"formula of {len(text)} characters is too long", path=path, field=name)
         try:
             tree = ast.parse(text, mode="eval")
+            visitor = _Whitelist(name, path)
+            visitor.visit(tree)
         except SyntaxError as err:
-            raise InputError(f"formula {text!r} is not valid arithmetic ({err.msg})", path=path, field=name) from None
-        visitor = _Whitelist(name, path)
-        visitor.visit(tree)
+            raise InputError(f"formula {text[:200]!r} is not valid arithmetic ({err.msg})", path=path, field=name) from None
+        except (RecursionError, MemoryError):
+            raise InputError("formula nested too deeply", path=path, field=name) from None
         unknown = sorted(visitor.names - known)
         if unknown:
             raise InputError(f"formula {text!r} uses unknown variable(s) {unknown}", path=path, field=name)

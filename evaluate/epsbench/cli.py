@@ -45,7 +45,7 @@ def calc_main(argv: list[str]) -> int:
     schema = load_schema(args.schema)
     nodes = calculate(schema, _drivers(args.drivers))
     if args.json:
-        print(json.dumps({"eps": nodes["eps"], "nodes": nodes}, indent=2))
+        print(json.dumps({"eps": nodes["eps"], "nodes": nodes}, indent=2, allow_nan=False))  # nodes are finite (calculate checks)
     else:
         width = max(map(len, schema.formulas))
         for name in schema.formulas:

@@ -9,10 +9,16 @@ Documents come from a user-supplied folder laid out like the release's document 
 Point-in-time gate (paper App. B.2-B.3): only documents dated <= the cutoff are readable; news must
 also be dated >= news_window_start; every target-quarter document is blocked. A blocked or missing
 request returns {"error": ...} to the model, never silence.
+Every path the model names is confined: a section or filing argument with a path separator, `..`,
+a NUL or a drive/absolute prefix is refused, and every file read must resolve (symlinks followed)
+to a plain file directly inside its own folder under DOCS — a symlink out of a folder (to a blocked
+filing or anywhere else on disk) is refused. Each refusal is logged (`requests_blocked` and the
+`ledgerlm.evaluate.epsbench.tools` logger).
 """
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,6 +34,17 @@ CHUNK_CHARS = 15000  # characters per read, as the release's tool server pages d
 _FOLDER_RE = re.compile(r"_(\d{4}-\d{2}-\d{2})_Q([1-4])_(\d{4})$")
 _TRANSCRIPT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_.*_Q([1-4])_(\d{4})_")
 _WORD_RE = re.compile(r"[a-z0-9]+")
+_PLAIN_NAME = re.compile(r"[^/\\\x00:]{1,200}")
+log = logging.getLogger(__name__)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """True when `path` resolves (symlinks followed) to an existing file directly inside `folder` (resolved)."""
+    try:
+        real = path.resolve(strict=True)
+        return real.is_file() and real.parent == folder.resolve(strict=True) and real.name == path.name
+    except (OSError, RuntimeError):  # missing, a symlink loop, a permission error
+        return False
 
 
 def _quarter(q: str, year: str) -> str:
@@ -71,6 +88,13 @@ class Documents:
         self.requests_blocked.append(reason)
         return reason
 
+    def _refuse(self, what: str) -> dict[str, str]:
+        """Log and refuse a request that names a path outside the document store."""
+        reason = f"{what} is outside the document store and cannot be read"
+        self.requests_blocked.append(reason)
+        log.warning("epsbench %s: refused tool path: %s", self.instance.id, reason)
+        return {"error": reason}
+
     def _readable(self, date: str, quarter: str) -> bool:
         return quarter != self.instance.fiscal_quarter and date <= self.instance.cutoff
 
@@ -80,7 +104,7 @@ class Documents:
         out = []
         for path in sorted(folder.iterdir()) if folder and folder.is_dir() else []:
             match = _FOLDER_RE.search(path.name)
-            if path.is_dir() and match:
+            if path.is_dir() and match and not path.is_symlink():  # a symlinked folder may point at a blocked filing
                 out.append({"filing": path.name, "filed": match.group(1), "fiscal_quarter": _quarter(match.group(2), match.group(3)), "path": path})
         return out
 
@@ -97,6 +121,9 @@ class Documents:
         return {"filings": shown, "withheld_after_cutoff_or_target": withheld}
 
     def read_filing(self, filing: str, section: str, offset: int = 0) -> dict[str, Any]:
+        for what, name in (("filing", filing), ("section", section)):
+            if not _PLAIN_NAME.fullmatch(name) or name in (".", "..") or name.startswith("~"):
+                return self._refuse(f"{what} {name[:200]!r}")
         matches = [f for f in self.filings() if f["filing"] == filing or f["fiscal_quarter"] == filing]
         matches.sort(key=lambda f: (self._readable(f["filed"], f["fiscal_quarter"]), f["filed"]))  # latest readable last
         match = matches[-1] if matches else None
@@ -107,6 +134,8 @@ class Documents:
         path = match["path"] / f"{section}.md"
         if not path.is_file():
             return {"error": f"filing {match['filing']} has no section {section!r}"}
+        if not _inside(path, match["path"]):
+            return self._refuse(f"section {section!r} of {match['filing']} (a link to {_target(path)})")
         return {"filing": match["filing"], "section": section, **_page(path.read_text(encoding="utf-8", errors="ignore"), offset, self.chunk_chars)}
 
     def read_transcript(self, quarter: str | None = None, offset: int = 0) -> dict[str, Any]:
@@ -116,6 +145,8 @@ class Documents:
         for path in sorted(folder.glob("*.txt")) if folder and folder.is_dir() else []:
             match = _TRANSCRIPT_RE.match(path.name)
             if match and _quarter(match.group(2), match.group(3)) == quarter:
+                if not _inside(path, folder):
+                    return self._refuse(f"transcript {path.name!r} (a link to {_target(path)})")
                 if reason := self._blocked(f"the {quarter} earnings-call transcript", match.group(1), quarter):
                     return {"error": reason}
                 return {"quarter": quarter, "call_date": match.group(1), **_page(path.read_text(encoding="utf-8", errors="ignore"), offset, self.chunk_chars)}
@@ -174,6 +205,13 @@ TOOL_SPECS = {
                       {"drivers": {"type": "object", "description": "driver name -> number (see prediction_schema)"}}),
 }
 _NEEDS = {"list_filings": "filings", "read_filing": "filings", "read_transcript": "filings", "search_news": "news"}
+
+
+def _target(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):
+        return "an unresolvable path"
 
 
 class Toolbox:
