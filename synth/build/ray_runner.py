@@ -1,0 +1,98 @@
+"""`ledgerlm synth` on a Ray cluster: one Ray task per shard job (`--shard i/n`), then the usual merge.
+
+    pip install 'ledgerlm[ray]'
+    python -m ledgerlm.synth.build.ray_runner --config configs/synth/default.yaml --out /shared/synth --tasks 64 --address auto
+    python -m ledgerlm.synth.build.ray_runner --out /tmp/synth --num 2000 --tasks 2        # a local Ray instance
+
+Ray schedules, places and retries the tasks (`max_retries`, node failures); each task is exactly what a
+SLURM array member runs (`launch/synth_array.slurm`): it builds its own Builder (stores load lazily from
+the node's store cache) and writes the shards k with k % n == i into the shared work folder `OUT.work/`
+with completion markers, so a retried task skips finished shards and never duplicates rows. The
+driver merges once every task has returned; the merged dataset is byte-identical to a one-process run
+(tests/test_synth_ray.py). OUT must be on a filesystem every node sees (NFS, Lustre, a mounted bucket).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+ENV_PASS = ("LEDGERLM_CACHE_DIR", "TIKTOKEN_CACHE_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_WAIT_POLICY")
+
+
+def shard_job(cfg_fields: dict, out: str, i: int, n: int) -> dict:
+    """One shard job: generate the shards k % n == i of the config into `out`'s work dir; returns its stats."""
+    from ledgerlm.synth.build import dataset
+    from ledgerlm.synth.build.config import SynthConfig
+    from ledgerlm.synth.build.contexts import Builder
+
+    cfg = SynthConfig(**cfg_fields)
+    builder = Builder.from_config(cfg)
+    fingerprint = cfg.fingerprint()
+    if hasattr(builder, "split_rule"):  # as `ledgerlm synth` records it (cli.py): run.json -> manifest
+        fingerprint["split_rule"] = builder.split_rule
+    with dataset.long_lived_caches():
+        done = dataset.generate(Path(out), fingerprint, builder, num_slots=dataset.n_slots(cfg.num, len(cfg.hint_variants)),
+                                shard_size=cfg.shard_size, num_proc=cfg.num_proc, select=(i, n), progress=False)
+    return {"task": i, "shards": done, "store_loads": getattr(builder.stores, "loads", None)}
+
+
+def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task: float = 1, max_retries: int = 3,
+        init_kwargs: dict | None = None) -> dict:
+    """Run `tasks` Ray tasks (one shard job each) and merge; returns the manifest. Starts a local Ray
+    instance unless `address` names a cluster ("auto" inside one)."""
+    import ray
+
+    from ledgerlm.synth.build import dataset
+
+    out = Path(out).resolve()
+    env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False,
+                 **(init_kwargs or {}))
+    try:
+        job = ray.remote(num_cpus=cpus_per_task, max_retries=max_retries)(shard_job)
+        fields = asdict(cfg)
+        ray.get([job.remote(fields, str(out), i, tasks) for i in range(tasks)])
+    finally:
+        if started:
+            ray.shutdown()
+    return dataset.merge(out, [out])
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ledgerlm.errors import InputError
+    from ledgerlm.synth.build.config import load_config
+
+    p = argparse.ArgumentParser(prog="python -m ledgerlm.synth.build.ray_runner", description=__doc__.splitlines()[0])
+    p.add_argument("--config")
+    p.add_argument("--source", action="append", dest="sources")
+    p.add_argument("--out", required=True)
+    p.add_argument("--num", type=int)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--tasks", type=int, default=2, help="Ray tasks = shard jobs (i/n); use >= the cluster's CPUs")
+    p.add_argument("--address", help="Ray cluster address ('auto' inside a cluster); default: a local Ray instance")
+    p.add_argument("--cpus-per-task", type=float, default=1)
+    args = p.parse_args(argv)
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("error: Ray is not installed: pip install 'ledgerlm[ray]'", file=sys.stderr)
+        return 2
+    try:
+        if args.tasks < 1:
+            raise InputError("--tasks must be >= 1", field="tasks")
+        cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed)
+        manifest = run(cfg, Path(args.out), args.tasks, address=args.address, cpus_per_task=args.cpus_per_task)
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {manifest['counts']['total']} samples from {manifest['shards']} shards in {args.tasks} Ray tasks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
