@@ -120,3 +120,22 @@ def test_run_time_check_reencodes_near_cap_rows_and_stops_on_a_wrong_count(draft
     for r in far:
         step(r)
     assert 0 < len(checked) < len(far) * 0.1  # ~2 % picked by a hash of the id, never all
+
+
+def test_config_model_names_the_counting_tokenizer(tmp_path, tokenizer_json):
+    """`model:` in the synth config: the cap counts with that model's tokenizer (a folder or a cached HF id)."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    from ledgerlm.errors import InputError
+    from ledgerlm.synth.build.config import load_config
+
+    folder = tmp_path / "model"
+    PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json)).save_pretrained(folder)
+    cfg = load_config(None, model=str(folder))
+    assert cfg.tokenizer == str(folder) and load_config(None).tokenizer == "o200k_base"
+    counter = TokenCounter(cfg.tokenizer)
+    text = "Income statement — NVDA — FY2025\nRevenue: 130,497,000,000\n\n利润表"
+    assert counter.family == "nl" and counter.count(text) == len(Tokenizer.from_file(str(tokenizer_json)).encode(text, add_special_tokens=False).ids)
+    with pytest.raises(InputError, match="not in the local Hugging Face cache"):
+        TokenCounter("no-such-org/no-such-model")

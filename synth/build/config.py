@@ -24,7 +24,8 @@ class SynthConfig:
     seed: int = 0  # every item draws from random.Random(f"{seed}:{slot}")
     shard_size: int = 50  # item slots per shard: the unit of resume and merge (keep it fixed across reruns)
     num_proc: int = 1  # worker processes on this machine (never changes the output)
-    tokenizer: str = "o200k_base"  # tiktoken encoding name, tokenizer.json path or local HF folder
+    tokenizer: str = "o200k_base"  # tiktoken encoding name, tokenizer.json path, local HF folder or cached HF model id
+    model: str = ""  # the model to be trained (HF id or folder): the token cap then counts with its tokenizer (recorded in the manifest)
     max_tokens: int = 32768  # FinIndices context cap, tokens
     hint_variants: list[str] = field(default_factory=lambda: ["hint", "no_hint"])  # one sample per variant per item
     languages: list[str] = field(default_factory=lambda: ["en", "zh"])
@@ -73,6 +74,8 @@ def load_config(path: str | None = None, **overrides) -> SynthConfig:
             raise InputError(f"unknown key(s) {unknown}; known: {sorted(known)}", path=str(p), field=unknown[0])
     values.update({k: v for k, v in overrides.items() if v is not None})
     cfg = SynthConfig(**values)
+    if cfg.model and cfg.tokenizer == SynthConfig.tokenizer:  # count with the trained model's tokenizer, not o200k
+        cfg.tokenizer = cfg.model
     _check(cfg, path)
     return cfg
 

@@ -112,8 +112,20 @@ class TokenCounter:
             self._encode = lambda text: tok(text, add_special_tokens=False)["input_ids"]
             backend = getattr(tok, "backend_tokenizer", None)
             self.family = _hf_family(backend) if backend is not None else None
-        elif os.sep in name or name.endswith(".json"):
+        elif name.endswith(".json") or path.is_absolute() or name.startswith("."):
             raise InputError(f"tokenizer {name!r} not found: give a tiktoken encoding name, a tokenizer.json or a local folder", field="tokenizer")
+        elif "/" in name:  # a Hugging Face model id (the model being trained), from the local HF cache
+            from transformers import AutoTokenizer
+
+            try:
+                tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
+            except (OSError, ValueError) as err:
+                raise InputError(f"tokenizer of model {name!r} is not in the local Hugging Face cache ({type(err).__name__}); "
+                                 f"download it first (hf download {name} --include 'tokenizer*') or give a folder / tokenizer.json",
+                                 field="tokenizer") from None
+            self._encode = lambda text: tok(text, add_special_tokens=False)["input_ids"]
+            backend = getattr(tok, "backend_tokenizer", None)
+            self.family = _hf_family(backend) if backend is not None else None
         else:
             import tiktoken
 
