@@ -3,6 +3,7 @@
     ledgerlm statements --company AAPL --period FY2023 --statement income --as markdown
     ledgerlm statements --company NVDA --period FY2026Q4 --statement income --as json   # Q4 = FY - 9M
     ledgerlm validate --company AAPL
+    ledgerlm validate --audit [--data D] [--strict]      # fidelity audit: computed vs filed figures
 
 Without `--source` both read the embedded real SEC data (synth/data/sec).
 """
@@ -56,6 +57,10 @@ def validate_main(argv: list[str]) -> int:
     parser.add_argument("--company", nargs="*", help="companies to check (default: all)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any check fails")
+    parser.add_argument("--audit", action="store_true", help="also audit computed values against the figures filers report (audit.py)")
+    parser.add_argument("--data", metavar="DIR", help="with --audit: also list dataset items whose answer rounds to zero or |YoY| > 500%%")
+    parser.add_argument("--audit-list", type=int, default=10, metavar="N", help="with --audit: list up to N findings (default 10)")
+    parser.add_argument("--exceptions", metavar="CSV", help="with --audit: documented exceptions (default tests/data/audit_exceptions.csv)")
     _add_source_args(parser)
     args = parser.parse_args(argv)
 
@@ -64,9 +69,27 @@ def validate_main(argv: list[str]) -> int:
 
     facts = load_facts(args.source, as_of=args.as_of, latest_only=False)
     report = validate_facts(facts, companies=args.company)
-    print(json.dumps(report, indent=2, default=str) if args.json else render_report(report))
     failed = any(not c["ok"] for c in report["companies"])
-    return 1 if (failed and args.strict) else 0
+    if not args.audit:
+        print(json.dumps(report, indent=2, default=str) if args.json else render_report(report))
+        return 1 if (failed and args.strict) else 0
+    from pathlib import Path
+
+    from ledgerlm.synth.statements import audit as audit_mod
+
+    exceptions = audit_mod.load_exceptions(Path(args.exceptions) if args.exceptions else audit_mod.DEFAULT_EXCEPTIONS)
+    audited = audit_mod.Audit(facts).run(args.company or None)
+    data_sanity = audit_mod.dataset_sanity(Path(args.data)) if args.data else None
+    _explained, new = audit_mod.split_findings(audited, exceptions)
+    if args.json:
+        counts = {f"{k[0]}:{k[1]}": v for k, v in audited["counts"].items()}
+        print(json.dumps({"validate": report, "audit": {**audited, "counts": counts, "unexplained": new, "dataset_sanity": data_sanity}},
+                         indent=2, default=str))
+    else:
+        print(render_report(report))
+        print()
+        print(audit_mod.render(audited, exceptions, limit=args.audit_list, data_sanity=data_sanity))
+    return 1 if ((failed or new) and args.strict) else 0
 
 
 if __name__ == "__main__":

@@ -3,10 +3,14 @@
     ledgerlm validate                      # the embedded SEC data
     ledgerlm validate --source my_facts.csv --strict
 
+    ledgerlm validate --audit                # + the fidelity audit against filed figures (audit.py)
+
 Checks: assets = liabilities + equity within 0.5% (else the gap); duplicate facts that conflict
 (same company, scope, concept, window and filing, different values); unit mixups (share counts in
-currency, money in shares, per-share values without a ratio unit); and periods whose standalone
-quarter cannot be derived (with the missing report named).
+currency, money in shares, per-share values without a ratio unit) and 1000x scale slips in the
+filer's own figures (net income / weighted shares = 1000 x the EPS the same filing reports, e.g.
+NVIDIA FY2009 shares tagged in thousands: -54.81 computed vs -0.05 reported); and periods whose
+standalone quarter cannot be derived (with the missing report named).
 """
 from __future__ import annotations
 
@@ -113,6 +117,33 @@ def check_units(facts: pd.DataFrame, store: FactStore) -> list[dict]:
     return out
 
 
+SCALE_EPS = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}
+
+
+def check_scale(facts: pd.DataFrame) -> list[dict]:
+    """1000x slips within one filing: net income (to the parent) / weighted shares vs the EPS filed for the same window."""
+    out = []
+    need = ["net_income_parent", "net_income"] + list(SCALE_EPS) + list(SCALE_EPS.values())
+    df = facts[facts["concept"].isin(need) & (facts["scope"] == "consolidated")].copy()
+    if df.empty:
+        return out
+    df["start"], df["end"] = df["start"].astype(str), df["end"].astype(str)
+    for (source, start, end), grp in df.groupby(["source", "start", "end"]):
+        vals = dict(zip(grp["concept"], grp["value"].astype(float)))
+        ni = vals.get("net_income_parent", vals.get("net_income"))
+        for eps_c, sh_c in SCALE_EPS.items():
+            eps, shares = vals.get(eps_c), vals.get(sh_c)
+            if ni is None or not eps or not shares or abs(eps) < 0.005:
+                continue
+            ratio = (ni / shares) / eps
+            for factor, what in ((1000, "in thousands"), (1e6, "in millions"), (1e-3, "1000x too large")):
+                if abs(ratio / factor - 1) < 0.1:
+                    period = f"{start}..{end}"
+                    out.append({"concept": sh_c, "unit": "shares", "problem": f"scale slip: {sh_c} {period} in {source} looks {what} "
+                                f"(net income / shares = {ni / shares:,.2f} vs reported {eps_c} {eps:,.2f})", "source": source, "window": period})
+    return out
+
+
 def check_quarters(store: FactStore, company: str) -> list[dict]:
     out = []
     concepts = [c for c in QUARTER_PROBES if c in store.concepts(company)]
@@ -140,7 +171,7 @@ def validate_facts(facts: pd.DataFrame, companies: list[str] | None = None) -> d
             "balance": check_balance(store, company),
             "conflicts": check_conflicts(cfacts),
             "alternate_tags_disagree": _alternates_only(cfacts),
-            "units": check_units(cfacts, store),
+            "units": check_units(cfacts, store) + check_scale(cfacts),
             "quarters": check_quarters(store, company),
         }
         ok = all(c["ok"] for c in checks["balance"]) and not checks["conflicts"] and not checks["units"]

@@ -143,7 +143,8 @@ class Engine:
             try:
                 eps, _ = self.c.cell(eps_concept, self.start(P), self.end(P), self.pick)
                 ni, _ = self.c.cell("net_income_parent", self.start(P), self.end(P), self.pick)
-                if eps and abs(ni / v / eps / 1000 - 1) < 0.05:
+                tol = max(0.0051, 0.05 * abs(eps))  # the filed EPS is rounded to the cent
+                if abs(ni / (v * 1000) - eps) <= tol and abs(ni / v - eps) > 100 * tol:
                     v *= 1000
                     self.used.append({"note": f"{concept} {P}: tagged in thousands (NI/shares = 1000 x EPS), x1000"})
             except Missing:
