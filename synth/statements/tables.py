@@ -57,6 +57,7 @@ class RawTable:
     body: list[list[str]] = field(default_factory=list)
     attrs: dict = field(default_factory=dict)
     context: str = ""
+    filled: list[list[str]] = field(default_factory=list)  # header + body rows with spanned slots repeating their cell (HTML)
 
 
 @dataclass(frozen=True)
@@ -237,17 +238,60 @@ def _fiscal_period(fy) -> str:
 
 
 # ---------------------------------------------------------------- reading tables
-def _cells(tr) -> list[str]:
-    out = []
-    for cell in tr.xpath("./th|./td"):
-        text = _clean(cell.text_content())
-        span = int(cell.get("colspan", "1") or 1) if str(cell.get("colspan", "1")).isdigit() else 1
-        out += [text] + [""] * (span - 1)
-    return out
+MAX_COLSPAN, MAX_ROWSPAN = 1000, 65534  # the HTML spec's limits; a larger span is an error, not a 186 MB table
+MAX_COLUMNS = 1000
 
 
-def read_html_tables(text: str) -> list[RawTable]:
-    """Every <table> in an HTML document or fragment, as RawTable."""
+def _span(cell, name: str, limit: int, source: str, where: str) -> int:
+    raw = str(cell.get(name, "1") or "1").strip()
+    if not raw.isdigit():
+        return 1  # browsers read a malformed span as 1
+    span = int(raw) if len(raw) < 12 else limit + 1
+    if span > limit:
+        raise InputError(f"{where}: {name}={raw[:20]} exceeds the HTML limit of {limit}", path=source, field=name)
+    return max(span, 1) if name == "colspan" else span  # rowspan=0: to the end of the row group
+
+
+def _grid(trs, source: str, where: str) -> tuple[list[list[str]], list[list[str]]]:
+    """The HTML table model of one row group: every cell at its row and column after `rowspan` and
+    `colspan`. Returns (cells, filled): in `cells` a spanned slot is "" (one value, not two); in
+    `filled` it repeats the spanning cell's text (header rows: "Three months ended" over two dates)."""
+    cells_out: list[list[str]] = []
+    filled_out: list[list[str]] = []
+    carried: dict[int, list] = {}  # column -> [text, rows still covered]
+    n_rows = len(trs)
+    for r, tr in enumerate(trs):
+        row: dict[int, str] = {}
+        full: dict[int, str] = {}
+        after: dict[int, list] = {}  # what covers the next row
+        for col, (text, left) in carried.items():
+            row[col], full[col] = "", text
+            if left > 1:
+                after[col] = [text, left - 1]
+        col = 0
+        for cell in tr.xpath("./th|./td"):
+            while col in row:
+                col += 1
+            text = _clean(cell.text_content())
+            colspan = _span(cell, "colspan", MAX_COLSPAN, source, where)
+            rowspan = _span(cell, "rowspan", MAX_ROWSPAN, source, where)
+            rowspan = n_rows - r if rowspan == 0 else min(rowspan, n_rows - r)
+            if col + colspan > MAX_COLUMNS:
+                raise InputError(f"{where}: the table is over {MAX_COLUMNS} columns wide", path=source, field="colspan")
+            for k in range(colspan):
+                row[col + k], full[col + k] = (text if k == 0 else ""), text
+                if rowspan > 1:
+                    after[col + k] = [text, rowspan - 1]
+            col += colspan
+        width = max(row, default=-1) + 1
+        cells_out.append([row.get(c, "") for c in range(width)])
+        filled_out.append([full.get(c, "") for c in range(width)])
+        carried = after
+    return cells_out, filled_out
+
+
+def read_html_tables(text: str, source: str = "<html>") -> list[RawTable]:
+    """Every <table> in an HTML document or fragment, as RawTable (rowspan/colspan per the HTML table model)."""
     if not text.strip():
         return []
     try:
@@ -256,8 +300,10 @@ def read_html_tables(text: str) -> list[RawTable]:
         return []
     tables = [doc] if doc.tag == "table" else doc.xpath("//table")
     out = []
-    for table in tables:
+    for n, table in enumerate(tables, 1):
         caption = table.find("caption")
+        caption_text = _clean(caption.text_content()) if caption is not None else ""
+        where = f"table {n} ({caption_text[:60] or 'no caption'})"
         context = []
         prev = table.getprevious()
         for _ in range(3):
@@ -265,10 +311,19 @@ def read_html_tables(text: str) -> list[RawTable]:
                 break
             context.insert(0, _clean(prev.text_content()))
             prev = prev.getprevious()
-        header_rows = [_cells(tr) for tr in table.xpath("./thead/tr")]
-        body_rows = [_cells(tr) for tr in table.xpath("./tbody/tr|./tr")]
+        header_rows, header_filled = _grid(table.xpath("./thead/tr"), source, where)
+        body_rows, body_filled = [], []
+        groups = table.xpath("./tbody") or [table]
+        for group in groups:  # each row group spans on its own; bare <tr> directly under <table> form one group
+            rows, filled = _grid(group.xpath("./tr"), source, where)
+            body_rows += rows
+            body_filled += filled
+        if groups[0] is not table:
+            rows, filled = _grid(table.xpath("./tr"), source, where)
+            body_rows += rows
+            body_filled += filled
         attrs = {k[5:]: v for k, v in table.attrib.items() if k.startswith("data-")}
-        out.append(RawTable(_clean(caption.text_content()) if caption is not None else "", header_rows, body_rows, attrs, " ".join(context)))
+        out.append(RawTable(caption_text, header_rows, body_rows, attrs, " ".join(context), header_filled + body_filled))
     return out
 
 
@@ -358,6 +413,8 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
                 period_dates: dict | None = None, form: str = "", filed: str = "") -> pd.DataFrame:
     """Contract-1 rows of one statement table (rows whose label maps to a concept)."""
     header_rows, body = _split_header(raw)
+    if raw.filled:  # a header cell spanning columns heads each of them (a spanned body cell stays one value)
+        header_rows = raw.filled[: len(header_rows)]
     texts = " ".join([raw.caption, raw.context, *(" ".join(r) for r in header_rows)])
     statement = statement or raw.attrs.get("statement") or statement_from_text(raw.caption + " " + raw.context)
     if statement is None:  # fall back to the concepts the rows name
@@ -417,7 +474,7 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
 
 def load_tables_text(text: str, source: str, *, fmt: str = "html", **meta) -> pd.DataFrame:
     """Facts of every statement table in an HTML ('html') or LaTeX ('latex') text."""
-    raws = read_html_tables(text) if fmt == "html" else read_latex_tables(text)
+    raws = read_html_tables(text, source) if fmt == "html" else read_latex_tables(text)
     if not raws:
         raise InputError(f"no {'<table>' if fmt == 'html' else 'tabular'} found", path=source, field="table")
     frames = [table_facts(raw, source, **meta) for raw in raws]
