@@ -144,6 +144,8 @@ def test_hint_and_no_hint_variants_differ_only_by_the_formula(built):
         h, p = _user(hint).splitlines(), _user(plain).splitlines()
         extra = [line for line in h if line not in p]
         assert extra and all(l.startswith(("Formula", "公式", "- ")) for l in extra)
+        # issue 11: without the formula, the prompt states the conventions the answer uses (when it has any)
+        assert all(l.startswith(("Conventions:", "口径说明：")) for l in p if l not in h)
         assert hint["n_tokens"] > plain["n_tokens"]
 
 
@@ -165,4 +167,5 @@ def test_token_cap_drops_with_a_named_reason():
     builder = Builder.from_config(SynthConfig(max_tokens=50, companies=["AAPL"]))
     stats = Stats()
     assert [r for slot in range(3) for r in builder.slot(slot, stats)] == []
-    assert stats.drops["over_token_cap"] + stats.drops.get("no_derivable_target", 0) == 6 and stats.drops["over_token_cap"] > 0
+    assert stats.drops["over_token_cap"] + stats.drops.get("no_derivable_target", 0) \
+        + stats.drops.get("no_hint_nonstandard_convention", 0) == 6 and stats.drops["over_token_cap"] > 0

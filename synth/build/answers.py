@@ -40,3 +40,8 @@ def table_text(rows: list[list[str]], row_labels: list[str], col_labels: list[st
     if answer_format == "tuple_list":
         return "[" + ", ".join("(" + ", ".join([repr(label)] + list(row)) + ")" for label, row in zip(row_labels, rows)) + "]"
     raise ValueError(f"unknown table answer format {answer_format!r}; expected one of {TABLE_FORMATS}")
+
+
+def rounds_to_zero(value: float, result_kind: str, currency_unit: str, decimals: int) -> bool:
+    """True when a non-zero value is written as 0 at this unit and precision (issue 11: re-draw the unit)."""
+    return value != 0 and float(answer_text(value, result_kind, currency_unit, decimals)) == 0

@@ -190,8 +190,12 @@ class Builder:
         """Indices of `axis` whose concepts this company reports (cheap filter before computing)."""
         key = (company, axis)
         if key not in self._eligible:
+            from ledgerlm.synth.indices.registry import accounting_standard
+
             have = set(self.stores[company].concepts(company))
-            self._eligible[key] = [i for i in self.by_axis.get(axis, []) if self._concepts_of(i) <= have]
+            standard = accounting_standard(self.stores[company], company)  # issue 11: never ask CAS-only indices of US filers
+            self._eligible[key] = [i for i in self.by_axis.get(axis, []) if self._concepts_of(i) <= have
+                                   and (standard is None or standard in self.registry[i].applies_to)]
         return self._eligible[key]
 
     def value(self, company: str, index_id: str, period: str):
@@ -246,7 +250,14 @@ class Builder:
         if row_split(self.split_rule, item.company, [*item.periods, *(r.label for r, _ in item.blocks)]) is None:
             stats.drop("crosses_split_boundary", len(variants))  # period-based split only (split.py)
             return []
-        return self.write(item, rng, slot)
+        try:
+            rows = self.write(item, rng, slot)
+            if len(rows) < len(variants):  # no-hint variant withheld: the index's convention is not standard
+                stats.drop("no_hint_nonstandard_convention", len(variants) - len(rows))
+            return rows
+        except Drop as why:  # e.g. an answer that rounds to 0 at every unit / precision the config allows
+            stats.drop(why.reason, len(variants))
+            return []
 
     def draw_target(self, rng: random.Random, paradigm: str, axis: str, companies: list[str] | None = None) -> Item:
         cfg = self.cfg
@@ -256,7 +267,10 @@ class Builder:
             raise Drop("no_index_for_company")
         if paradigm == "single":
             periods = [rng.choice(self._periods[company])]
-            ids = [rng.choice(pool)]
+            fits = [i for i in pool if self.registry[i].accepts(periods[0])]  # issue 11: only period kinds the index declares
+            if not fits:
+                raise Drop("no_index_for_period")
+            ids = [rng.choice(fits)]
         else:
             series = self._series[company]
             if not series:
@@ -266,6 +280,9 @@ class Builder:
             n_periods = rng.randint(lo, min(hi, len(run)))
             start = rng.randrange(len(run) - n_periods + 1)
             periods = run[start:start + n_periods]
+            pool = [i for i in pool if all(self.registry[i].accepts(p) for p in periods)]
+            if not pool:
+                raise Drop("no_index_for_period")
             k_hi = min(cfg.table_indices[1], cfg.max_table_values // n_periods, len(pool))
             k = rng.randint(min(cfg.table_indices[0], k_hi), k_hi)
             if k * n_periods < 2:
@@ -393,6 +410,8 @@ class Builder:
         language = rng.choice(cfg.languages)
         choice = instructions.choose(rng, language=language, paradigm=item.paradigm, units=cfg.units,
                                      decimals=cfg.decimals, table_formats=cfg.table_answer_formats)
+        if item.missing is None:  # issue 11: never an answer that rounds to 0 at the asked unit / decimals
+            choice = instructions.showing(choice, [v for row in item.values for v in row], cfg.units)
         needed_statements = {st for row in item.values for v in row for st in consulted(v)[1]}
         statements = list(STATEMENTS) if rng.random() < cfg.p_full_report else [s for s in STATEMENTS if s in needed_statements]
         shown_blocks, texts, formats = [], [], []
@@ -432,11 +451,16 @@ class Builder:
             "answer_format": choice.answer_format, "unit": unit, "decimals": choice.decimals,
         }
         rows = []
-        for variant in cfg.hint_variants:
+        parent_shown = any(scope == "parent" for _, scope in shown_blocks)
+        # issue 11: a no-hint variant only for indices whose convention is standard; its prompt states the conventions
+        variants = [v for v in cfg.hint_variants if v == "hint" or all(ix.no_hint for ix in item.indices)]
+        for variant in variants:
             hint = variant == "hint"
             user = instructions.user_message(
                 choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
-                periods=item.periods, kinds=kinds, currency=currency, hints=[ix.hint for ix in item.indices] if hint else None)
+                periods=item.periods, kinds=kinds, currency=currency,
+                hints=[ix.hint_text(language) for ix in item.indices] if hint else None,
+                conventions=None if hint else [ix.convention_text(language) for ix in item.indices], scope_note=parent_shown)
             row = {"id": f"fin-{cfg.seed}-{slot:07d}-{'h' if hint else 'n'}", **base, "hint": hint,
                    "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
                    "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,

@@ -20,7 +20,7 @@ from ledgerlm.synth.statements.periods import parse_period
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 LANGUAGES = ("en", "zh")
 REQUIRED_KEYS = ("system", "intro", "block_header", "blocks_end", "single", "table", "hint_single", "hint_table", "hint_item",
-                 "units", "decimals", "currency", "answer", "periods", "scope", "list_sep")
+                 "units", "decimals", "currency", "answer", "periods", "scope", "scope_note", "conventions", "list_sep")
 
 
 @functools.lru_cache(maxsize=None)
@@ -93,9 +93,39 @@ def constraint_text(choice: Choice, kinds: list[str], currency: str) -> str:
     return sep.join(parts) + " " * (choice.language == "en") + pool["decimals"].format(decimals=choice.decimals)
 
 
+def showing(choice: Choice, values: list, units: list[str]) -> Choice:
+    """`choice`, re-drawn so that no non-zero answer rounds to 0 (issue 11): a smaller currency unit from `units`
+    first, then more decimals (up to 6); raises Drop("rounds_to_zero") when nothing shows the value."""
+    import dataclasses
+
+    from ledgerlm.synth.build.answers import CURRENCY_UNITS, rounds_to_zero
+    from ledgerlm.synth.build.pipeline import Drop
+
+    def hidden(c: Choice) -> list:
+        return [v for v in values if rounds_to_zero(v.value, v.result, c.currency_unit, c.decimals)]
+
+    if not hidden(choice):
+        return choice
+    smaller = [u for u in CURRENCY_UNITS if u in units and CURRENCY_UNITS.index(u) < CURRENCY_UNITS.index(choice.currency_unit)]
+    for unit in reversed(smaller):  # the largest unit that shows every value
+        if any(v.result == "currency" for v in hidden(choice)):
+            candidate = dataclasses.replace(choice, currency_unit=unit)
+            if not any(v.result == "currency" for v in hidden(candidate)):
+                choice = candidate
+                break
+    for decimals in range(choice.decimals, 7):
+        candidate = dataclasses.replace(choice, decimals=decimals)
+        if not hidden(candidate):
+            return candidate
+    raise Drop("rounds_to_zero", f"{len(hidden(choice))} value(s) round to 0 at every allowed unit and up to 6 decimals")
+
+
 def user_message(choice: Choice, *, company: str, company_name: str, blocks: list[str], index_names: list[str],
-                 periods: list[str], kinds: list[str], currency: str, hints: list[str] | None) -> str:
-    """The whole user turn: intro, numbered documents, question, optional formula block, constraints, answer format."""
+                 periods: list[str], kinds: list[str], currency: str, hints: list[str] | None,
+                 conventions: list[str] | None = None, scope_note: bool = False) -> str:
+    """The whole user turn: intro, numbered documents, question, optional formula block (or, without it, the
+    conventions the answer uses), constraints, answer format. `scope_note`: parent-company statements are shown,
+    so the question says the answer is for the consolidated group (issue 11)."""
     pool = templates(choice.language)
     sep = pool["list_sep"]
     parts = [choice.intro.format(company_name=company_name, company=company), ""]
@@ -105,6 +135,10 @@ def user_message(choice: Choice, *, company: str, company_name: str, blocks: lis
     period_text = sep.join(describe_period(p, choice.language) for p in periods)
     parts.append(choice.question.format(company_name=company_name, company=company, index=sep.join(index_names),
                                         indices=sep.join(index_names), period=period_text, periods=period_text))
+    if scope_note:
+        parts.append(pool["scope_note"])
+    if hints is None and conventions and any(conventions):
+        parts.append(pool["conventions"].format(conventions=" ".join(dict.fromkeys(c for c in conventions if c))))
     if hints is not None:
         if len(hints) == 1:
             parts.append(pool["hint_single"].format(hint=hints[0]))

@@ -51,6 +51,9 @@ NOTES = [
      "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
     ("ebit", "EBIT = income before income taxes + interest expense (the one EBIT definition used throughout).",
      "息税前利润（EBIT）= 利润总额 + 利息费用（全数据集统一口径）。"),
+    ("ebitda", "EBITDA = operating income + depreciation and amortization (operating-income basis, D&A from the cash flow "
+               "statement).",
+     "EBITDA = 营业利润 + 折旧与摊销（营业利润口径，折旧摊销取自现金流量表）。"),
     ("nopat", "NOPAT = operating income x (1 - income tax / income before income taxes), the effective rate applied as reported "
               "(also when pretax income is a loss).",
      "税后净营业利润（NOPAT）= 营业利润 ×（1 − 所得税费用 / 利润总额），实际税率按报表数直接使用（亏损时亦同）。"),

@@ -1,0 +1,120 @@
+"""Registry conventions of issue 11 part B: accounting standards, period kinds, hints (en + zh), no-hint flag.
+
+    python -m pytest tests/test_registry_applies_to.py -q
+
+- `applies_to`: CAS-only indices (ebitda_cas adds interest to an operating profit that is already after
+  financial expenses under CAS: double counting under US GAAP / IFRS) are refused for US-GAAP/IFRS filers with
+  one line naming index, company and standard; synth never draws them for such filers.
+- `periods`: QoQ / single-quarter indices only for standalone quarters, TTM indices only for TTM periods and
+  fiscal years; compute refuses others naming index and period; synth never asks them.
+- every index has a Chinese hint; every EBIT mention means pretax income + interest expense.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+import pandas as pd
+import pytest
+
+from ledgerlm.synth.indices.compute import compute
+from ledgerlm.synth.indices.registry import (IndexNotApplicable, PERIOD_KINDS, STANDARDS, accounting_standard, load_registry,
+                                             period_kind)
+from ledgerlm.synth.statements.store import FactStore
+
+REGISTRY = load_registry()
+
+
+def _store(tag_prefix: str, unit: str = "USD") -> FactStore:
+    rows = []
+    for fy, start, end in ((2023, "2023-01-01", "2023-12-31"), (2024, "2024-01-01", "2024-12-31")):
+        for concept, value in (("revenue", 100.0), ("operating_income", 20.0), ("depreciation_amortization", 5.0),
+                               ("interest_expense", 2.0)):
+            rows.append({"company": "X", "company_name": "X Co", "scope": "consolidated", "statement": "income",
+                         "concept": concept, "label": concept, "value": value, "unit": unit, "start": start, "end": end,
+                         "fiscal_year": fy, "fiscal_period": "FY", "form": "10-K", "filed": f"{fy + 1}-02-01",
+                         "source": f"acc-{fy}", "tag": f"{tag_prefix}{concept}"})
+    return FactStore(pd.DataFrame(rows))
+
+
+def test_standard_is_read_from_the_tags():
+    assert accounting_standard(_store("us-gaap:"), "X") == "us-gaap"
+    assert accounting_standard(_store("ifrs-full:"), "X") == "ifrs"
+    assert accounting_standard(_store("", unit="CNY"), "X") == "cas"
+
+
+@pytest.mark.parametrize("prefix,unit,allowed", [("us-gaap:", "USD", False), ("ifrs-full:", "USD", False), ("", "CNY", True)])
+def test_cas_only_index_refused_for_other_standards(prefix, unit, allowed):
+    store = _store(prefix, unit)
+    if allowed:
+        assert compute(store, "X", "ebitda_cas", "FY2024").value == pytest.approx(27.0)
+        return
+    with pytest.raises(IndexNotApplicable) as err:
+        compute(store, "X", "ebitda_cas", "FY2024")
+    msg = str(err.value)
+    assert "\n" not in msg and "ebitda_cas" in msg and "company X" in msg and "FY2024" in msg
+    assert compute(store, "X", "ebitda", "FY2024").value == pytest.approx(25.0)  # the operating-income EBITDA applies
+
+
+def test_period_kinds_declared_and_refused():
+    assert REGISTRY["revenue_qoq"].periods == ("Q",)
+    assert REGISTRY["gross_margin_standalone"].periods == ("Q",)
+    assert REGISTRY["gross_margin_ttm"].periods == ("FY", "TTM")
+    assert "TTM" not in REGISTRY["current_ratio"].periods  # balances: no trailing-twelve-month reading
+    assert REGISTRY["revenue_yoy"].periods == PERIOD_KINDS
+    store = _store("us-gaap:")
+    with pytest.raises(IndexNotApplicable, match=r"revenue_qoq.*standalone quarters.*FY2024 is a fiscal year"):
+        compute(store, "X", "revenue_qoq", "FY2024")
+    assert [period_kind(p) for p in ("FY2024", "FY2024Q1", "FY2024H1", "FY2024Q3YTD", "FY2024Q2TTM")] == list(PERIOD_KINDS)
+
+
+def test_cli_refusal_is_one_line(capsys):
+    from ledgerlm.cli import main
+
+    rc = main(["compute", "--company", "AAPL", "--index", "revenue_qoq", "--period", "FY2023"])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and err.count("\n") == 0 and "revenue_qoq" in err and "FY2023" in err and "Traceback" not in err
+
+
+def test_every_index_has_chinese_hint_and_flags():
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for ix in REGISTRY.values():
+        assert ix.periods and set(ix.periods) <= set(PERIOD_KINDS), ix.id
+        assert ix.applies_to and set(ix.applies_to) <= set(STANDARDS), ix.id
+        assert isinstance(ix.no_hint, bool), ix.id
+        zh = ix.hint_text("zh")
+        assert cjk.search(zh), (ix.id, zh)
+        assert not re.search(r"\b[a-z]+_[a-z_]+\b", zh), (ix.id, zh)  # no raw concept keys left untranslated
+    assert all(not REGISTRY[i].no_hint for i in ("ebitda_cas", "core_profit", "defensive_interval_days"))
+
+
+def test_one_ebit_definition():
+    """EBIT always means pretax income + interest expense; NOPAT/FCFF never call operating income EBIT."""
+    for ix in REGISTRY.values():
+        text = ix.hint_text("en")
+        for m in re.finditer(r"\bEBIT\b(?!DA)\s*=\s*([^,;.]+)", text):
+            assert m.group(1).strip().startswith(("Income before income taxes + Interest expense", "income before income taxes + interest expense")), (ix.id, m.group(0))
+    assert "EBIT = income before income taxes + interest expense" in REGISTRY["interest_coverage"].hint_text("en")
+
+
+def test_synth_never_asks_unfit_periods_or_standards():
+    """Draw many targets from a builder over the embedded data: every (index, period) accepted, every standard fits."""
+    from ledgerlm.errors import LedgerError
+    from ledgerlm.synth.build.config import SynthConfig
+    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.build.pipeline import Drop
+
+    cfg = SynthConfig(companies=["NVDA", "TSM"], num=10)
+    b = Builder.from_config(cfg)
+    rng, drawn = random.Random(7), 0
+    for _ in range(150):
+        try:
+            item = b.draw_target(rng, rng.choice(["single", "table"]), rng.choice(sorted(b.by_axis)))
+        except (Drop, LedgerError):
+            continue
+        drawn += 1
+        std = accounting_standard(b.stores[item.company], item.company)
+        for ix in item.indices:
+            assert std in ix.applies_to, (ix.id, item.company)
+            assert all(ix.accepts(p) for p in item.periods), (ix.id, item.periods)
+    assert drawn > 50
