@@ -124,5 +124,8 @@ def main(cfg: RecipeConfig) -> Path:
 if __name__ == "__main__":
     from trl import TrlParser
 
+    from ledgerlm.configcheck import check_config_argv
+
+    check_config_argv(sys.argv, (RecipeConfig,), "recipes/finindices_sft.py")  # one line for a missing/broken file or a typo'd key
     (config,) = TrlParser((RecipeConfig,)).parse_args_and_config()
     main(config)

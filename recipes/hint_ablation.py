@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,5 +109,8 @@ def main(cfg: AblationConfig) -> Path:
 if __name__ == "__main__":
     from trl import TrlParser
 
+    from ledgerlm.configcheck import check_config_argv
+
+    check_config_argv(sys.argv, (AblationConfig,), "recipes/hint_ablation.py")  # one line for a missing/broken file or a typo'd key
     (config,) = TrlParser((AblationConfig,)).parse_args_and_config()
     main(config)

@@ -107,8 +107,11 @@ def make_parser():
 if __name__ == "__main__":
     from ledgerlm.errors import LedgerError
 
-    if "--config" in sys.argv[:-1] and not Path(sys.argv[sys.argv.index("--config") + 1]).is_file():
-        sys.exit(f"train/sft.py: error: file {sys.argv[sys.argv.index('--config') + 1]}: config not found")
+    from trl import ModelConfig, SFTConfig
+
+    from ledgerlm.configcheck import check_config_argv
+
+    check_config_argv(sys.argv, (ScriptArguments, SFTConfig, ModelConfig), "train/sft.py")  # one line: missing/broken/typo
     script_args, training_args, model_args = make_parser().parse_args_and_config()
     try:
         main(script_args, training_args, model_args)

@@ -64,14 +64,9 @@ def load_config(path: str | None = None, **overrides) -> SynthConfig:
     """Defaults, then the YAML file, then non-None `overrides` (CLI flags)."""
     values = {}
     if path:
-        p = Path(path)
-        if not p.is_file():
-            raise InputError("config file not found", path=str(p))
-        values = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        known = {f.name for f in fields(SynthConfig)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise InputError(f"unknown key(s) {unknown}; known: {sorted(known)}", path=str(p), field=unknown[0])
+        from ledgerlm.configcheck import read_yaml_config  # one line: missing file, broken YAML, typo'd key (did you mean)
+
+        values = dict(read_yaml_config(path, {f.name for f in fields(SynthConfig)}))
     values.update({k: v for k, v in overrides.items() if v is not None})
     cfg = SynthConfig(**values)
     if cfg.model and cfg.tokenizer == SynthConfig.tokenizer:  # count with the trained model's tokenizer, not o200k
