@@ -45,7 +45,7 @@ DEFAULT_EXCEPTIONS = Path(__file__).resolve().parents[2] / "tests" / "data" / "a
 
 # balance-sheet borrowing lines by original tag (the filer's own presentation, not the canonical mapping)
 DEBT_CURRENT_TOTAL = ("us-gaap:DebtCurrent",)
-DEBT_CURRENT_PARTS = ("us-gaap:ShortTermBorrowings", "us-gaap:OtherShortTermBorrowings", "us-gaap:CommercialPaper",
+DEBT_CURRENT_PARTS = ("us-gaap:ShortTermBorrowings", "us-gaap:ShortTermBankLoansAndNotesPayable", "us-gaap:OtherShortTermBorrowings", "us-gaap:CommercialPaper",
                       "us-gaap:NotesPayableCurrent", "us-gaap:LongTermDebtCurrent", "us-gaap:LongTermDebtAndCapitalLeaseObligationsCurrent",
                       "us-gaap:ConvertibleDebtCurrent", "us-gaap:ConvertibleNotesPayableCurrent", "ifrs-full:ShorttermBorrowings",
                       "ifrs-full:CurrentPortionOfLongtermBorrowings")

@@ -79,13 +79,18 @@ class Engine:
         except Missing:
             return None
 
+    def current_debt(self, d: dt.date) -> float:
+        cur = self._opt("debt_current_total", d)
+        if cur is None:
+            parts = [self._opt(c, d) for c in ("short_term_borrowings", "commercial_paper", "notes_payable_current", "ltd_current",
+                                               "convertible_current")]
+            cur = sum(p for p in parts if p is not None)
+        return cur
+
     def debt(self, d: dt.date) -> float:
         """Borrowings on the balance sheet at d: current + non-current (my reading of the tags)."""
         self._cell("total_assets", None, d)  # the balance sheet must exist
-        cur = self._opt("debt_current_total", d)
-        if cur is None:
-            parts = [self._opt(c, d) for c in ("short_term_borrowings", "commercial_paper", "ltd_current", "convertible_current")]
-            cur = sum(p for p in parts if p is not None)
+        cur = self.current_debt(d)
         non = self._opt("ltd_noncurrent", d)
         if non is None and self._opt("bonds_noncurrent", d) is not None:
             non = 0.0
@@ -395,6 +400,26 @@ INDEX = {
     "retained_earnings_per_share": div(St("retained_earnings"), St("shares_outstanding")),
     "eps_diluted": Fl("eps_diluted"), "eps_basic": Fl("eps_basic"),
 }
+def _noncurrent_debt(e, d):
+    return e.debt(d) - e.current_debt(d)
+
+
+def _leases(e, d):
+    return sum(e._opt(c, d) or 0.0 for c in ("operating_lease_current", "operating_lease_noncurrent", "finance_lease_current",
+                                              "finance_lease_noncurrent"))
+
+
+INDEX.update({
+    "ebit": ebit, "sga_expense_ratio": div(Fl("sga_expense"), rev), "sbc_to_ocf": div(Fl("stock_based_compensation"), ocf),
+    "minority_interest_share": div(St("minority_interest"), St("total_equity")),
+    "fcff_ttm": ttm(lambda e, P: nopat(e, P) + da(e, P) - capex(e, P) - wc_change(e, P)),
+    "payout_to_fcf": div(add(Fl("dividends_paid"), Fl("share_repurchase")), fcf),
+    "lease_liabilities_total": bal_at(Bal(_leases)),
+    "financial_debt_with_leases": bal_at(Bal(lambda e, d: e.debt(d) + _leases(e, d))),
+    "book_enterprise_value": lambda e, P: e.stock("total_equity", P) + ib_b(e, e.end(P)) - e.stock("cash", P),
+    "long_term_asset_fit_ratio": div(add(St("total_equity"), St("noncurrent_liabilities")), St("noncurrent_assets")),
+    "long_term_debt_to_equity": div(bal_at(Bal(_noncurrent_debt)), St("total_equity")),
+})
 INDEX = {k: v for k, v in INDEX.items() if v is not None}
 # plain canonical concepts asked as indices
 for _c in ("revenue", "cost_of_revenue", "operating_income", "pretax_income", "income_tax", "net_income", "net_income_parent",

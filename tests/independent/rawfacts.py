@@ -43,6 +43,7 @@ TAGS: dict[str, list[str]] = {
     "selling_expense": ["SellingAndMarketingExpense", "ifrs:SellingExpense"],
     "admin_expense": ["GeneralAndAdministrativeExpense", "ifrs:AdministrativeExpense"],
     "operating_expenses": ["OperatingExpenses", "ifrs:OperatingExpense"],
+    "sga_expense": ["SellingGeneralAndAdministrativeExpense", "ifrs:SellingGeneralAndAdministrativeExpense"],
     "interest_expense": ["InterestExpense", "InterestExpenseNonoperating", "InterestExpenseDebt", "ifrs:InterestExpense"],
     "eps_basic": ["EarningsPerShareBasic", "EarningsPerShareBasicAndDiluted", "ifrs:BasicEarningsLossPerShare"],
     "eps_diluted": ["EarningsPerShareDiluted", "EarningsPerShareBasicAndDiluted", "ifrs:DilutedEarningsLossPerShare"],
@@ -56,7 +57,7 @@ TAGS: dict[str, list[str]] = {
                             "ifrs:CashFlowsFromUsedInInvestingActivities"],
     "financing_cash_flow": ["NetCashProvidedByUsedInFinancingActivities", "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations",
                             "ifrs:CashFlowsFromUsedInFinancingActivities"],
-    "capex": ["PaymentsToAcquirePropertyPlantAndEquipment", "ifrs:PurchaseOfPropertyPlantAndEquipmentClassifiedAsInvestingActivities"],
+    "capex": ["PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsToAcquireProductiveAssets", "ifrs:PurchaseOfPropertyPlantAndEquipmentClassifiedAsInvestingActivities"],
     "depreciation_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAndAmortization",
                                   "DepreciationAmortizationAndAccretionNet", "ifrs:DepreciationAndAmortisationExpense"],
     "dividends_paid": ["PaymentsOfDividends", "PaymentsOfDividendsCommonStock", "ifrs:DividendsPaidClassifiedAsFinancingActivities"],
@@ -82,9 +83,10 @@ TAGS: dict[str, list[str]] = {
     "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity", "ifrs:EquityAndLiabilities"],
     # balance-sheet borrowings (my reading: what a balance sheet presents as debt)
     "debt_current_total": ["DebtCurrent"],
-    "short_term_borrowings": ["ShortTermBorrowings", "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
+    "short_term_borrowings": ["ShortTermBorrowings", "ShortTermBankLoansAndNotesPayable", "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
+    "notes_payable_current": ["NotesPayableCurrent"],
     "commercial_paper": ["CommercialPaper"],
-    "ltd_current": ["LongTermDebtCurrent", "ifrs:CurrentPortionOfLongtermBorrowings"],
+    "ltd_current": ["LongTermDebtCurrent", "LongTermDebtAndCapitalLeaseObligationsCurrent", "ifrs:CurrentPortionOfLongtermBorrowings"],
     "convertible_current": ["ConvertibleNotesPayableCurrent", "ConvertibleDebtCurrent"],
     "bonds_noncurrent": ["ifrs:NoncurrentPortionOfNoncurrentBondsIssued"],
     "ltd_noncurrent": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations", "ifrs:LongtermBorrowings"],
@@ -101,7 +103,7 @@ INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inven
            "ppe_net", "goodwill", "intangible_assets", "total_liabilities", "current_liabilities", "noncurrent_liabilities",
            "total_equity", "equity_parent", "minority_interest", "retained_earnings", "liabilities_and_equity",
            "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
-           "convertible_current", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
+           "convertible_current", "notes_payable_current", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
            "finance_lease_noncurrent", "operating_lease_current", "operating_lease_noncurrent"}
 
 
@@ -139,13 +141,64 @@ class Company:
     """All facts of one companyfacts file, indexed by tag and window."""
 
     def __init__(self, ticker: str, path: Path | None = None):
-        path = path or next(DATA.glob(f"CIK*_{ticker}.json.gz"), None)
-        if path is None:
-            raise FileNotFoundError(f"no companyfacts file for {ticker} in {DATA}")
-        raw = json.load(gzip.open(path))
-        self.ticker, self.name = ticker, raw.get("entityName", "")
-        # facts[tag] = list of (start|None, end, val, filed, accn, form, unit)
+        self.ticker = ticker
+        # facts[tag] = list of (start|None, end, val, filed, accn, form, unit, fy, fp)
         self.facts: dict[str, list[tuple]] = defaultdict(list)
+        path = path or next(DATA.glob(f"CIK*_{ticker}.json.gz"), None)
+        if path is not None:
+            self._load_companyfacts(path)
+        else:
+            self._load_fsds(ticker)
+        money = Counter(r[6] for rows in self.facts.values() for r in rows if "/" not in r[6] and r[6] not in ("shares", "pure"))
+        self.currency = money.most_common(1)[0][0]  # the reporting currency (20-F filers add USD convenience figures)
+        self._calendar()
+        self._splits()
+
+    def _load_fsds(self, ticker: str) -> None:
+        """SEC Financial Statement Data Sets (sub/num): consolidated registrant rows only (no segments, no co-registrant).
+
+        num.txt has the period end (ddate, month-end) and its length in quarters (qtrs); the start is the first day
+        of the month qtrs x 3 months earlier."""
+        tickers = json.loads((DATA.parent / "company_tickers.json").read_text(encoding="utf-8"))
+        cik = next((str(v["cik_str"]) for v in tickers.values() if v["ticker"] == ticker), None)
+        if cik is None:
+            raise FileNotFoundError(f"{ticker}: neither a companyfacts file nor a CIK in company_tickers.json")
+        per_share = {t for c, kind in KIND.items() if kind == "per_share" for t in TAGS[c]}
+        subs = {}
+        for folder in sorted((DATA.parent / "fsds").glob("20*q*")):
+            with gzip.open(folder / "sub.txt.gz", "rt", encoding="utf-8") as fh:
+                head = fh.readline().rstrip("\n").split("\t")
+                for line in fh:
+                    row = dict(zip(head, line.rstrip("\n").split("\t")))
+                    if row["cik"] == cik:
+                        subs[row["adsh"]] = row
+            with gzip.open(folder / "num.txt.gz", "rt", encoding="utf-8") as fh:
+                head = fh.readline().rstrip("\n").split("\t")
+                for line in fh:
+                    row = dict(zip(head, line.rstrip("\n").split("\t")))
+                    sub = subs.get(row["adsh"])
+                    if sub is None or row.get("segments") or row.get("coreg") or row["value"] == "":
+                        continue
+                    end = dt.datetime.strptime(row["ddate"], "%Y%m%d").date()
+                    q = int(row["qtrs"])
+                    start = None
+                    if q:
+                        y, m = end.year, end.month - 3 * q + 1
+                        while m < 1:
+                            y, m = y - 1, m + 12
+                        start = dt.date(y, m, 1)
+                    tag = row["tag"] if row["version"].startswith("us-gaap") else "custom:" + row["tag"]
+                    unit = row["uom"] + ("/shares" if tag in per_share and "/" not in row["uom"] else "")
+                    filed = f"{sub['filed'][:4]}-{sub['filed'][4:6]}-{sub['filed'][6:8]}"
+                    fy = int(float(sub["fy"])) if sub.get("fy") else None
+                    self.facts[tag].append((start, end, float(row["value"]), filed, row["adsh"], sub["form"], unit, fy, sub.get("fp")))
+        if not self.facts:
+            raise FileNotFoundError(f"{ticker} (CIK {cik}): no FSDS rows in {DATA.parent / 'fsds'}")
+        self.name = next(iter(subs.values()))["name"]
+
+    def _load_companyfacts(self, path: Path) -> None:
+        raw = json.load(gzip.open(path))
+        self.name = raw.get("entityName", "")
         for taxonomy, tags in raw["facts"].items():
             for tag, body in tags.items():
                 key = tag if taxonomy == "us-gaap" else ("ifrs:" + tag if taxonomy == "ifrs-full" else f"{taxonomy}:{tag}")
@@ -154,10 +207,6 @@ class Company:
                         start = _d(r["start"]) if r.get("start") else None
                         self.facts[key].append((start, _d(r["end"]), float(r["val"]), r["filed"], r["accn"], r.get("form", ""),
                                                 unit, r.get("fy"), r.get("fp")))
-        money = Counter(r[6] for rows in self.facts.values() for r in rows if "/" not in r[6] and r[6] not in ("shares", "pure"))
-        self.currency = money.most_common(1)[0][0]  # the reporting currency (20-F filers add USD convenience figures)
-        self._calendar()
-        self._splits()
 
     # ---- fiscal calendar -------------------------------------------------------------------------
     def _calendar(self) -> None:

@@ -47,8 +47,26 @@ def companyfacts_tickers() -> set[str]:
     return {p.name.split("_", 1)[1].split(".")[0] for p in DATA.glob("CIK*_*.json.gz")}
 
 
+def fsds_tickers() -> set[str]:
+    """Tickers of the filers in the embedded FSDS subset (by CIK, via the ticker snapshot)."""
+    ciks = set()
+    for line in (DATA.parent / "fsds" / "_filings_index.csv").read_text(encoding="utf-8").splitlines()[1:]:
+        ciks.add(line.split(",")[1])
+    tickers = json.loads((DATA.parent / "company_tickers.json").read_text(encoding="utf-8"))
+    return {v["ticker"] for v in tickers.values() if str(v["cik_str"]) in ciks}
+
+
 def round_half_away(x: float, decimals: int) -> Decimal:
     return Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
+# Indices that only make sense under China Accounting Standards (my list: they need CAS line items such as
+# financial expenses / taxes and surcharges / surplus reserve, or add interest to a CAS operating profit).
+CAS_ONLY = {"ebitda_cas", "ebitda_cas_ttm", "three_expenses", "three_expenses_ratio", "three_expenses_ratio_ttm",
+            "operating_expenses_ttm", "operating_expenses_ttm_ratio", "period_expenses", "period_expense_ratio",
+            "period_expenses_ttm", "financial_expense_ratio", "taxes_and_surcharges_ratio", "core_profit", "core_profit_margin",
+            "core_profit_to_pretax", "core_profit_ttm", "core_profit_yoy", "retained_earnings_total",
+            "retained_earnings_total_per_share", "capital_reserve_per_share", "surplus_reserve_per_share"}
 
 
 def result_kinds() -> dict[str, str]:
@@ -123,12 +141,16 @@ def check_item(item: dict, companies: dict[str, Company]) -> dict:
     if item.get("answer") == INSUFFICIENT:
         return {"status": "not_covered", "reason": "deficiency item (the answer depends on what the prompt shows)"}
     if tick not in companies:
-        return {"status": "not_covered", "reason": "company not in the embedded companyfacts (FSDS/XBRL source)"}
+        return {"status": "not_covered", "reason": "company not in the embedded companyfacts or FSDS data (XBRL-instance source)"}
     if any(t.get("kind") == "parent_distractor" for t in item.get("traps", [])):
         pass  # scope is consolidated in companyfacts; the distractor only adds context
     unit, decimals = item["unit"], int(item["decimals"])
     out_cells, boundary, accepted = [], 0, []
     for index, period, answer in cells(item):
+        if index in CAS_ONLY and companies[tick].currency != "CNY":
+            return {"status": "mismatch", "class": "CAS-only index asked of a US-GAAP/IFRS filer",
+                    "cells": [{"index": index, "period": period, "answer": answer, "mine": None,
+                               "class": "CAS-only index asked of a US-GAAP/IFRS filer", "facts": []}]}
         if index in NOT_COVERED:
             return {"status": "not_covered", "reason": NOT_COVERED[index]}
         if index not in INDEX:
@@ -203,7 +225,7 @@ def load_items(data: Path) -> list[dict]:
 
 def run(items: list[dict]) -> dict:
     companies = {}
-    for t in sorted({i["company"] for i in items} & companyfacts_tickers()):
+    for t in sorted({i["company"] for i in items} & (companyfacts_tickers() | fsds_tickers())):
         companies[t] = Company(t)
     results = [(item, check_item(item, companies)) for item in items]
     status = Counter(r["status"] for _, r in results)
