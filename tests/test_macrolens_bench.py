@@ -98,3 +98,18 @@ def test_bad_data_or_budget_is_a_one_line_input_error(tmp_path, capsys, extra, f
     err = capsys.readouterr().err.strip()
     assert rc != 0 and err.startswith("ledgerlm eval: error:") and field_or_path in err and "\n" not in err
     assert not (tmp_path / "r" / "results.json").exists()
+
+
+def test_t1_unparsed_is_a_zero_forecast_and_every_metric_is_stratified():
+    """The paper's zero convention for non-responses applies to T1 too (not the persistence forecast)."""
+    from ledgerlm.evaluate.macrolens.scoring import score_rows
+
+    rows = [{"id": f"T1/{k}", "task": "T1", "level": "E", "target": [10.0, 12.0], "meta": {"horizon": 2, "last_close": 9.0},
+             "cluster": f"c{k}", "strata": {"sector": "S" if k < 2 else "R"}, "response": "no idea" if k == 0 else "[10, 12]"}
+            for k in range(4)]
+    summary = score_rows(rows, b_min=50, b_max=50)
+    assert rows[0]["extracted"] == [0.0, 0.0] and "zero" in rows[0]["error_reason"]
+    assert rows[0]["score"] == pytest.approx((10.0 ** 2 + 12.0 ** 2) / 2)  # not (10-9)^2, (12-9)^2 of persistence
+    strata = summary["T1"]["E"]["strata"]["sector"]
+    assert set(strata["S"]) >= {"mse", "mae", "da", "mase", "smape", "parse_pct"}
+    assert strata["S"]["parse_pct"] == pytest.approx(50.0) and strata["R"]["mse"]["value"] == pytest.approx(0.0)

@@ -87,3 +87,17 @@ def test_parsers_handle_units_json_and_reasoning():
     assert parse_trajectory("```json\n[101.5, 102, \"103\"]\n```") == [101.5, 102.0, 103.0]
     got = parse_fields('{"Revenue": "$1,000", "Net income": -5, "total_assets": 1e9,}', ("revenue", "net_income", "total_assets", "cash"))
     assert got == {"revenue": 1000.0, "net_income": -5.0, "total_assets": 1e9, "cash": None}
+
+
+def test_t3_mape_is_the_mean_over_fields_of_per_field_mape():
+    """Table 8 'overall MAPE over the 11-field panel': mean of the 11 per-field MAPEs, not the pooled cell mean."""
+    J = len(M.STATEMENT_FIELDS)
+    true = np.full((2, J), 100.0)
+    true[1, 1:] = np.nan  # instance 2 has only field 0 (revenue) reported
+    pred = np.full((2, J), 110.0)  # APE 10 % everywhere ...
+    pred[1, 0] = 130.0  # ... except instance 2's revenue: 30 %
+    a = {"pred": pred, "true": true}
+    # field 0 MAPE = (10 + 30) / 2 = 20; fields 1..10 MAPE = 10 -> mean over fields = (20 + 10 * 10) / 11
+    assert M.T3["mape"](a) == pytest.approx((20 + 10 * 10) / 11)
+    # the pooled mean over the 12 finite cells would be (11 * 10 + 30) / 12
+    assert M.T3["mape_pooled"](a) == pytest.approx((11 * 10 + 30) / 12)

@@ -79,3 +79,9 @@ def stratified(arrays: Arrays, clusters, labels, statistic: Callable[[Arrays], f
         m = labels == lab
         out[lab] = cluster_bootstrap(_subset(arrays, np.flatnonzero(m)), clusters[m], statistic, **kw)
     return out
+
+
+def stratified_points(arrays: Arrays, labels, statistic: Callable[[Arrays], float]) -> dict[str, float]:
+    """The statistic per stratum label, no interval (counts and parse rates)."""
+    labels = np.asarray([str(x) for x in labels])
+    return {lab: float(statistic(_subset(arrays, np.flatnonzero(labels == lab)))) for lab in sorted(set(labels))}

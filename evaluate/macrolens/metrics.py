@@ -6,8 +6,11 @@ Each task has a table `METRICS[task] = {name: fn(arrays) -> float}` so that the 
 recompute any metric on a resample (`arrays` is a dict of equal-length numpy arrays, one row per
 instance). Conventions:
 - APE is capped at 1,000 % (10x) before averaging on T2, T3, T5, T6, T7; MedAPE sits beside every MAPE.
-- Unparsed T2/T3/T5/T6/T7 values are scored as a prediction of 0 (the paper's convention: APE = 100 %)
-  and counted; T4 non-responses are scored as a 0 % return (matches neither sign) and counted.
+- Unparsed values are scored as a prediction of 0, the paper's convention for every task ("unparsed fields
+  default to zero", §6.1 T3; "the evaluator substitutes zero for these non-responses", T4): T2/T3/T5/T6/T7
+  APE = 100 %, T4 a 0 % return (matches neither sign), T1 a zero price path; all counted (parse %).
+- T3/T6 MAPE is the mean over the 11 fields of each field's MAPE (Table 8 "overall MAPE over the 11-field
+  panel"); the cell-pooled mean stays as `mape_pooled`.
 - T1 DA is anchor-relative: sign(yhat - c) == sign(y - c), c = last observed close.
 - T1 MASE = full-horizon MAE / |y_{t+1} - c| per instance (instances with a zero denominator are skipped).
 - T1 winsorised MSE clips a method's squared errors at their own 99th percentile before averaging.
@@ -130,8 +133,16 @@ def statement_ape(a: Arrays) -> np.ndarray:
     return ape(zero_if_unparsed(a["pred"]), a["true"])
 
 
+def field_mean_mape(a: Arrays) -> float:
+    """Mean over fields of the per-field MAPE (fields with no finite target are left out)."""
+    per_field = [_mean(col) for col in statement_ape(a).T]
+    per_field = [v for v in per_field if np.isfinite(v)]
+    return float(np.mean(per_field)) if per_field else float("nan")
+
+
 T3: dict[str, Callable[[Arrays], float]] = {
-    "mape": lambda a: _mean(statement_ape(a)),
+    "mape": field_mean_mape,
+    "mape_pooled": lambda a: _mean(statement_ape(a)),
     "medape": lambda a: _median(statement_ape(a)),
     "balance_accuracy": lambda a: balance_accuracy(a["pred"]),
     "parse_pct": lambda a: float(np.isfinite(a["pred"]).mean() * 100.0),
@@ -172,7 +183,7 @@ def instance_loss(task: str, a: Arrays, i: int) -> float:
     if task in ("T2", "T5"):
         return float(ape(zero_if_unparsed(row["pred"]), row["true"])[0])
     if task in ("T3", "T6"):
-        return _mean(statement_ape(row))
+        return _mean(statement_ape(row))  # one instance: the mean over its fields
     if task == "T4":
         return float(abs(zero_if_unparsed(row["pred"])[0] - row["true"][0]))
     return _mean(ape(zero_if_unparsed(row["pred"]), row["true"]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ledgerlm.evaluate.macrolens.bootstrap import cluster_bootstrap, stratified
+from ledgerlm.evaluate.macrolens.bootstrap import cluster_bootstrap, stratified, stratified_points
 from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEMENT_FIELDS, instance_loss
 from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
 
@@ -26,7 +26,7 @@ def extract(row: dict):
         h, last = row["meta"]["horizon"], row["meta"]["last_close"]
         traj = parse_trajectory(text)
         if not traj:
-            return [last] * h, False, "unparsed: scored as no-change forecast"
+            return [0.0] * h, False, "unparsed: scored as a zero forecast (the paper's zero convention)"
         ok = len(traj) == h
         traj = (traj + [traj[-1]] * h)[:h]
         return traj, ok, None if ok else f"partial: {len(traj)} values for horizon {h}, padded/truncated"
@@ -81,10 +81,19 @@ def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed
                 counts[name] = fn(a)
             else:
                 metrics[name] = cluster_bootstrap(a, clusters, fn, **kw).as_dict()
-        strata = {}
+        strata = {}  # every metric, stratified as the paper's tables: sector, cap quartile, filing tercile, scenario category, ...
         for key in STRATA_KEYS:
             labels = [r["strata"].get(key) for r in part]
-            if any(lab is not None for lab in labels):
-                strata[key] = {lab: iv.as_dict() for lab, iv in stratified(a, clusters, labels, METRICS[task][PRIMARY[task]], **kw).items()}
+            if not any(lab is not None for lab in labels):
+                continue
+            per_label: dict = {}
+            for name, fn in METRICS[task].items():
+                if name in NO_CI or name.startswith("mape_"):
+                    for lab, value in stratified_points(a, labels, fn).items():
+                        per_label.setdefault(lab, {})[name] = value
+                else:
+                    for lab, iv in stratified(a, clusters, labels, fn, **kw).items():
+                        per_label.setdefault(lab, {})[name] = iv.as_dict()
+            strata[key] = per_label
         out.setdefault(task, {})[level] = {"primary": PRIMARY[task], "metrics": metrics, "counts": counts, "strata": strata}
     return out
