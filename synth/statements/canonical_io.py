@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import FACT_COLUMNS, check_facts_frame, open_text
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
@@ -45,7 +46,7 @@ def read_canonical(path: str | Path) -> pd.DataFrame:
             raise InputError(f"not a readable CSV table ({str(err).splitlines()[0]})", path=where, field="rows") from None
     else:
         raise InputError("unknown file type (expected .csv, .tsv, .parquet)", path=where, field="suffix")
-    return check_facts_frame(df, where)
+    return sanity.check_facts(check_facts_frame(df, where), where)
 
 
 def write_canonical(df: pd.DataFrame, path: str | Path) -> Path:

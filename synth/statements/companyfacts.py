@@ -22,6 +22,7 @@ from typing import Iterator
 import pandas as pd
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, read_bytes
 from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
 
@@ -60,6 +61,7 @@ def parse_companyfacts(doc: dict, source: str, *, ticker: str | None = None, inc
     """Facts of one decoded companyfacts document. Only tags mapped by the taxonomy unless include_unmapped."""
     if not isinstance(doc, dict) or not isinstance(doc.get("facts"), dict):
         raise InputError("not an SEC companyfacts document (no 'facts' object)", path=source, field="facts")
+    sanity.check_companyfacts_doc(doc, source, TAXONOMIES, None if include_unmapped else lambda t, g: bool(tag_concepts(t, g)))  # one-line errors
     if "cik" not in doc:
         raise InputError("companyfacts document has no 'cik'", path=source, field="cik")
     company = company_code(int(doc["cik"]), ticker)
@@ -102,7 +104,7 @@ def parse_companyfacts(doc: dict, source: str, *, ticker: str | None = None, inc
     if not cols["value"]:
         return empty_facts()
     cols.update(company=company, company_name=name, scope="consolidated")
-    return conform(cols)
+    return sanity.check_facts(conform(cols), source)
 
 
 def _decode(data: bytes, source: str) -> dict:
@@ -110,6 +112,10 @@ def _decode(data: bytes, source: str) -> dict:
         return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(f"invalid JSON ({err})", path=source, field="json") from None
+    except ValueError as err:  # e.g. an integer of more than 4300 digits
+        raise InputError(f"invalid JSON ({str(err)[:120]})", path=source, field="json") from None
+    except RecursionError:
+        raise InputError("invalid JSON (nested too deeply)", path=source, field="json") from None
 
 
 def load_companyfacts(path: str | Path, *, include_unmapped: bool = False) -> pd.DataFrame:

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
+from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, open_text
 from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
 
@@ -136,7 +137,7 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
     unit = num["uom"].map(normalize_unit)
     unit = unit.where(~num["concept"].isin(per_share) | unit.str.contains("/"), unit + "/share")
     companies = {cik: company_code(int(cik)) for cik in num["cik"].unique()}
-    return conform({
+    return sanity.check_facts(conform({
         "company": num["cik"].map(companies), "company_name": num["name"], "scope": num["scope"],
         "statement": num["concept"].map(statement), "concept": num["concept"], "label": num["label"],
         "value": pd.to_numeric(num["value"]), "unit": unit,
@@ -144,7 +145,7 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
         "fiscal_year": pd.to_numeric(num["fy"], errors="coerce"), "fiscal_period": num["fp"],
         "form": num["form"], "filed": _iso(num["filed"]), "source": num["adsh"],
         "tag": num["taxonomy"] + ":" + num["tag"],
-    })
+    }), str(num_path))
 
 
 def load_fsds_tree(root: str | Path) -> pd.DataFrame:

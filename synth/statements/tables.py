@@ -35,6 +35,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, read_bytes
 from ledgerlm.synth.statements.taxonomy import concept_info, map_label
 
@@ -469,7 +470,7 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
     df = pd.DataFrame(rows, columns=["statement", "concept", "label", "value", "unit", "start", "end", "fiscal_year", "fiscal_period", "tag"])
     df["company"], df["company_name"], df["scope"] = company, company_name or raw.attrs.get("company-name", ""), scope
     df["form"], df["filed"], df["source"] = form, filed, source
-    return conform(df)
+    return sanity.check_facts(conform(df), source)
 
 
 def load_tables_text(text: str, source: str, *, fmt: str = "html", **meta) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ledgerlm.errors import NotDerivable
+from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.periods import Period
 from ledgerlm.synth.statements.store import FactStore
 
@@ -171,7 +172,7 @@ def validate_facts(facts: pd.DataFrame, companies: list[str] | None = None) -> d
             "balance": check_balance(store, company),
             "conflicts": check_conflicts(cfacts),
             "alternate_tags_disagree": _alternates_only(cfacts),
-            "units": check_units(cfacts, store) + check_scale(cfacts),
+            "units": check_units(cfacts, store) + check_scale(cfacts) + sanity.currency_mixups(cfacts),
             "quarters": check_quarters(store, company),
         }
         ok = all(c["ok"] for c in checks["balance"]) and not checks["conflicts"] and not checks["units"]

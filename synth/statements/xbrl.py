@@ -22,6 +22,7 @@ from lxml import etree
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
+from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, read_bytes
 from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
 
@@ -134,7 +135,7 @@ def load_xbrl(path: str | Path, *, filed: str = "", source: str | None = None) -
     df["company"], df["company_name"] = company or Path(where).name, dei.get("EntityRegistrantName", "")
     df["fiscal_year"], df["fiscal_period"] = dei.get("DocumentFiscalYearFocus") or None, dei.get("DocumentFiscalPeriodFocus", "")
     df["form"], df["filed"], df["source"] = dei.get("DocumentType", ""), filed, source or Path(where).name
-    return conform(df)
+    return sanity.check_facts(conform(df), where)
 
 
 def main(argv: list[str] | None = None) -> int:
