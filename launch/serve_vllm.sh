@@ -12,12 +12,14 @@ MODEL=${MODEL:?set MODEL to a Hub id or local folder}
 SERVED_NAME=${SERVED_NAME:-$(basename "$MODEL")}
 PORT=${PORT:-8000}
 TP=${TP:-$(python -c "import torch; print(max(torch.cuda.device_count(), 1))")}
-MAX_MODEL_LEN=${MAX_MODEL_LEN:-40960}   # tokens: FinIndices prompts reach 33k plus the answer
+MAX_MODEL_LEN=${MAX_MODEL_LEN:-}   # tokens; empty = the model's own context length (vLLM refuses a value above it,
+                                  # e.g. 40960 for Qwen2.5's 32768); synth with --tokenizer MODEL so prompts fit
 GPU_MEMORY_UTILIZATION=${GPU_MEMORY_UTILIZATION:-0.90}
 
 args=(serve "$MODEL" --served-model-name "$SERVED_NAME" --host 0.0.0.0 --port "$PORT"
-      --tensor-parallel-size "$TP" --max-model-len "$MAX_MODEL_LEN" --dtype bfloat16
+      --tensor-parallel-size "$TP" --dtype bfloat16
       --gpu-memory-utilization "$GPU_MEMORY_UTILIZATION" --enable-prefix-caching --seed 0)
+if [[ -n "$MAX_MODEL_LEN" ]]; then args+=(--max-model-len "$MAX_MODEL_LEN"); fi
 if [[ -n "${REASONING_PARSER:-}" ]]; then args+=(--reasoning-parser "$REASONING_PARSER"); fi
 if [[ -n "${ADAPTER:-}" ]]; then args+=(--enable-lora --max-lora-rank 64 --lora-modules "$SERVED_NAME-sft=$ADAPTER"); fi
 if [[ -n "${API_KEY_ENV:-}" ]]; then args+=(--api-key "${!API_KEY_ENV}"); fi   # key read from the named variable, never echoed

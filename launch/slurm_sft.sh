@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# sbatch --nodes 2 launch/slurm_sft.sh configs/sft/qwen2.5-32b-zero3.yaml [extra train/sft.py flags]
+# mkdir -p runs && sbatch --nodes 2 launch/slurm_sft.sh configs/sft/qwen2.5-32b-zero3.yaml [extra train/sft.py flags]
+# SBATCH_ARGS="--nodes 2" bash launch/slurm_sft.sh configs/sft/qwen2.5-32b-zero3.yaml   # same: creates runs/, submits itself
+# (SLURM opens --output before the job starts and never creates its folder: a missing runs/ fails the job silently.)
 #
 # Multi-node SFT on SLURM: one `accelerate launch` per node (srun --ntasks-per-node=1), each spawning one
 # process per GPU. Machine rank, main process address and port come from SLURM's variables, so the same
@@ -12,6 +14,11 @@
 #SBATCH --exclusive
 #SBATCH --output=runs/slurm-%x-%j.out
 set -euo pipefail
+if [[ -z "${SLURM_JOB_ID:-}" ]]; then   # run by hand: make the --output folder, then submit this script
+  mkdir -p runs
+  # shellcheck disable=SC2086  # SBATCH_ARGS is a list of sbatch options
+  exec sbatch ${SBATCH_ARGS:-} "$0" "$@"
+fi
 
 SFT_CONFIG=${1:?usage: sbatch --nodes N launch/slurm_sft.sh configs/sft/X.yaml [flags]}
 shift

@@ -27,6 +27,8 @@ COMMANDS = {
     "compare": ("ledgerlm.evaluate.compare:main", "paired deltas with significance between two runs"),
     "report": ("ledgerlm.evaluate.report:main", "markdown + plots for one or more runs"),
     "epsbench": ("ledgerlm.evaluate.epsbench.cli:main", "EPSBench tools: calc, build-schema, build-instances"),
+    # models (ledgerlm/model.py)
+    "model": ("ledgerlm.model:main", "prepare a pretrained model folder (e.g. SmolLM2-135M from a pip-installed GGUF)"),
 }
 
 

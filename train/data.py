@@ -115,6 +115,28 @@ def load_training_dataset(name_or_path: str, split: str = "train", config: str |
     return Dataset.from_list(rows)
 
 
+def drop_overlong(dataset, tokenizer, chat_template: str | None, max_length: int | None, batch_size: int = 256):
+    """(dataset without rows longer than `max_length` tokens, number dropped).
+
+    Counted with the model's own tokenizer and training template, as SFTTrainer will see them: TRL
+    truncates a longer row at `max_length`, which cuts off its final answer and end-of-turn token (the
+    synth cap is counted in prompt tokens of whatever `--tokenizer` it was given, without the solution).
+    Rows whose rendered text has fewer characters than `max_length` minus 64 cannot be longer and are
+    not tokenized."""
+    if not max_length:
+        return dataset, 0
+    texts = [tokenizer.apply_chat_template(row["messages"], chat_template=chat_template, tokenize=False) for row in dataset]
+    suspects = [i for i, t in enumerate(texts) if len(t) >= max_length - 64]
+    over = set()
+    for start in range(0, len(suspects), batch_size):
+        chunk = suspects[start:start + batch_size]
+        ids = tokenizer([texts[i] for i in chunk], add_special_tokens=False)["input_ids"]
+        over |= {i for i, row_ids in zip(chunk, ids) if len(row_ids) > max_length}
+    if not over:
+        return dataset, 0
+    return dataset.select([i for i in range(len(dataset)) if i not in over]), len(over)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Validate training rows and print counts.")
     parser.add_argument("source", help="file, dataset folder or Hub id")

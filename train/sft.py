@@ -33,6 +33,8 @@ class ScriptArguments:
     eval_max_new_tokens: int = field(default=512, metadata={"help": "generated tokens per dev prompt"})
     auto_resume: bool = field(default=True, metadata={"help": "resume from the last checkpoint-N in output_dir if any"})
     merge_adapter: bool = field(default=False, metadata={"help": "after LoRA training also write output_dir/merged"})
+    drop_overlong: bool = field(default=True, metadata={
+        "help": "drop rows longer than max_length (model tokenizer + template) instead of letting TRL cut off their answer"})
 
 
 def main(script_args, training_args, model_args):
@@ -42,7 +44,7 @@ def main(script_args, training_args, model_args):
     from ledgerlm.train.callbacks import FinIndicesEvalCallback, TokensPerSecondCallback
     from ledgerlm.train.chat_templates import check_training_template, resolve_template
     from ledgerlm.train.checkpoints import last_checkpoint, merge_adapter
-    from ledgerlm.train.data import load_training_dataset, read_samples
+    from ledgerlm.train.data import drop_overlong, load_training_dataset, read_samples
 
     # Model: loaded by SFTTrainer from these kwargs (quantized for QLoRA)
     model_init_kwargs = dict(revision=model_args.model_revision, trust_remote_code=training_args.trust_remote_code,
@@ -57,6 +59,19 @@ def main(script_args, training_args, model_args):
     if not script_args.dataset_name:
         raise InputError("no training data: set dataset_name in the YAML or --dataset_name", field="dataset_name")
     train_dataset = load_training_dataset(script_args.dataset_name, script_args.dataset_train_split, script_args.dataset_config)
+    if script_args.drop_overlong:  # a row longer than max_length would be truncated: no answer, no end-of-turn token
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
+                                                  trust_remote_code=training_args.trust_remote_code)
+        template = Path(training_args.chat_template_path).read_text(encoding="utf-8") if training_args.chat_template_path else None
+        train_dataset, dropped = drop_overlong(train_dataset, tokenizer, template, training_args.max_length)
+        if dropped:
+            print(f"train/sft.py: dropped {dropped} training rows longer than max_length={training_args.max_length} tokens "
+                  f"({model_args.model_name_or_path} tokenizer + template); synth with --tokenizer MODEL and a lower --max-tokens",
+                  file=sys.stderr)
+        if not len(train_dataset):
+            raise InputError(f"every training row is longer than max_length={training_args.max_length} tokens", field="max_length")
 
     trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args, train_dataset=train_dataset,
                          quantization_config=quantization_config, peft_config=get_peft_config(model_args))

