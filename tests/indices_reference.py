@@ -194,8 +194,9 @@ class Ref:
     def current_debt(self) -> float:
         """The total current-debt line when shown, else its components (never both: issue 11)."""
         if self.has("debt_current"):
-            return self.s("debt_current")
-        return self.o("short_term_debt") + self.o("current_portion_long_term_debt") + self.o("convertible_debt_current")
+            return self.s("debt_current") + self.o("vie_debt_current")
+        return self.o("short_term_debt") + self.o("short_term_bank_loans") + self.o("current_portion_long_term_debt") \
+            + self.o("convertible_debt_current") + self.o("vie_debt_current")
 
     def noncurrent_debt(self) -> float:
         """Non-current long-term debt; a long-term-debt total only when no non-current line is shown (less the
@@ -206,9 +207,12 @@ class Ref:
             base = self.s("long_term_debt_total") - self.s("current_portion_long_term_debt")
         else:
             base = self.o("long_term_debt_total")
-        return base + self.o("bonds_payable")
+        return base + self.o("bonds_payable") + self.o("vie_debt")
 
     def debt(self) -> float:
+        """A single 'debt and capital lease obligations' total when the balance sheet shows one, else the lines."""
+        if self.has("debt_and_lease_total"):
+            return self.s("debt_and_lease_total")
         return self.current_debt() + self.noncurrent_debt()
 
     def ib(self) -> float:
