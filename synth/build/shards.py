@@ -10,6 +10,7 @@ drops duplicate signatures (the earliest slot wins) and writes each split file a
 """
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -115,6 +116,10 @@ def run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num
                 on_done(k, stats)
         return
     _SLOT_FN = slot_fn
+    warm = getattr(slot_fn, "warm", None)  # stores the workers will need: loaded once here, shared copy-on-write
+    if warm is not None:
+        warm([s for k in todo for s in shard_slots(k, n_slots, shard_size)])
+        gc.freeze()  # keep the collector from touching (and so copying) the shared pages in every worker
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(num_proc) as pool:
         for k, stats in pool.imap_unordered(_worker, [(str(out), k, n_slots, shard_size) for k in todo]):

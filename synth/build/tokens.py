@@ -57,7 +57,7 @@ HF_NL_PATTERNS = {
 }
 # isolating splits that never match whitespace (digit runs, CJK runs): cuts next to a newline never fall inside them
 HF_NEUTRAL_PATTERNS = {"\\p{N}{1,3}", "\\p{N}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"}
-_MEMO_LIMIT = 200_000
+_MEMO_CHARS = 32_000_000  # block texts the memo may keep alive (~32-128 MB); then it starts afresh
 
 
 def _hf_family(tok) -> str | None:
@@ -98,6 +98,7 @@ class TokenCounter:
         self.name = name
         self.family: str | None = None  # 'nl' | 'gpt2' | None (None: every message encoded whole)
         self._memo: dict = {}
+        self._memo_chars = 0
         path = Path(name)
         if path.suffix == ".json" and path.is_file():
             from tokenizers import Tokenizer
@@ -151,9 +152,11 @@ class TokenCounter:
     def _memo_count(self, key, text: str) -> int:
         n = self._memo.get(key)
         if n is None:
-            if len(self._memo) >= _MEMO_LIMIT:
+            if self._memo_chars > _MEMO_CHARS:
                 self._memo.clear()
+                self._memo_chars = 0
             n = self._memo[key] = self.count(text)
+            self._memo_chars += len(text)
         return n
 
     def count_prompt(self, messages: list[dict], blocks: list[str] = ()) -> int:
