@@ -108,7 +108,34 @@ context lacks a report the computation needs; each was proven non-derivable by r
 Currency results are scaled to the unit the prompt asks for (units, thousands, ten-thousands, millions,
 hundred-millions, billions); ratios in percent (×100) unless the index is a ratio/times/days/per-share value.
 **Rounding rule: decimal round half away from zero**, applied once to the scaled value, to the number of
-decimals the prompt asks for (1–3). The unrounded value is kept in `value_unrounded`.
+decimals the prompt asks for (1–3). The unrounded value is kept in `value_unrounded`. No answer rounds to 0:
+when a non-zero value would, the item is re-drawn at a smaller currency unit, then with more decimals (up to 6).
+
+## Conventions (stated in every prompt that needs them; ledgerlm README "Conventions: debt, EBIT, days, hints")
+- **Debt**: financial debt = the borrowings the balance sheet presents — the total short-term debt line when the
+  filer shows one, otherwise commercial paper / short-term borrowings + current portion of long-term debt +
+  convertible notes due within a year — plus non-current long-term debt and bonds; a long-term-debt total that
+  includes its current portion is never added to that portion. **Finance and operating lease liabilities are not
+  financial debt** (they are in `financial_debt_with_leases` and in the CAS interest-bearing debt, 有息负债 =
+  financial debt + lease liabilities + long-term payables).
+- **EBIT** = income before income taxes + interest expense (one definition); **EBITDA** = operating income + D&A;
+  **NOPAT** = operating income × (1 − income tax / pretax income), the effective rate as reported, also for losses;
+  **invested capital** = parent equity + interest-bearing debt; **ROIC** divides by its average.
+- **Days and annualisation**: 90 days per quarter (90 / 180 / 270 / 360), also for 52/53-week years;
+  annualised = × 12 / months of the period.
+- **Balances**: beginning = previous fiscal year end (FY, H1, nine-month YTD), previous quarter end (a standalone
+  quarter), one year earlier (TTM); averages = (beginning + ending) / 2; working-capital change = ending − beginning.
+- **Periods**: standalone quarter = YTD(n) − YTD(n−1), Q4 = annual − nine-month YTD; TTM = current YTD + last annual
+  − prior-year same YTD. Each index declares the period kinds it accepts (a QoQ index is asked only of standalone
+  quarters, a TTM index only of TTM periods and fiscal years) and the accounting standards it applies to
+  (CAS-only indices such as `ebitda_cas` are never asked of US-GAAP / IFRS filers).
+- **Per-share values and EPS**: per-share values divide by the weighted-average shares the filer reports for the same
+  period; share counts and EPS are never added or subtracted, and all per-share values and share counts of one
+  computation are on one stock-split basis, named in its trace (DESIGN.md, "Conventions every answer states").
+- **Scope**: answers are for the consolidated group; when parent-company statements are shown the question says so.
+- **Hints**: with-hint prompts give the formula and these conventions; no-hint prompts state the conventions without
+  the formula, and indices whose definition is not the textbook one (CAS-only and a few others, registry `no_hint:
+  false`) have no no-hint variant. Chinese prompts get Chinese hints.
 
 ## Counts
 - paradigm: {json.dumps(counts.get('by_paradigm', {}))}

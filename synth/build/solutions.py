@@ -21,6 +21,7 @@ PHRASES = {
         "no_periods": "Every value is read directly from a report (no de-cumulation needed).",
         "scaled": "{raw} -> {unit}, {decimals} decimals = {text}",
         "final": "Final answer:",
+        "conventions": "Conventions: {text}",
         "need": "Step 1 - Reports the computation needs: {reports}.",
         "shown": "Step 2 - Reports provided: {reports}.",
         "missing": "Step 3 - The {report} report is missing. The computation needs from it: {facts}. {why}",
@@ -40,6 +41,7 @@ PHRASES = {
         "no_periods": "所有数值均可直接从报告读取，无需拆分累计数。",
         "scaled": "{raw} -> {unit}，保留{decimals}位小数 = {text}",
         "final": "最终答案：",
+        "conventions": "口径：{text}",
         "need": "第1步 - 计算所需的报告：{reports}。",
         "shown": "第2步 - 已提供的报告：{reports}。",
         "missing": "第3步 - 缺少{report}报告。计算需要其中的：{facts}。{why}",
@@ -115,6 +117,9 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
     lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
     lines += ["", t["formula"]]
+    notes = [ix.convention_text(language) for ix in item.indices]  # issue 11: the solution names the conventions it used
+    if any(notes):
+        lines.append(t["conventions"].format(text=(" " if language == "en" else "").join(dict.fromkeys(n for n in notes if n))))
     for ix, name, row in zip(item.indices, names, item.values):
         lines.append(t["index_formula"].format(index=f"{name} ({ix.id})", formula=ix.formula))
         for period, v in zip(item.periods, row):
