@@ -24,8 +24,9 @@ ONE = dt.timedelta(days=1)
 
 
 class Engine:
-    def __init__(self, company: Company, *, pick: str = "latest", leases: str = "none", days: str = "360", quarter: str = "reported"):
-        self.c, self.pick, self.leases, self.days_rule, self.quarter = company, pick, leases, days, quarter
+    def __init__(self, company: Company, *, pick: str = "latest", leases: str = "none", days: str = "360", quarter: str = "reported",
+                 eps_q4: str = "fy_minus_9m"):
+        self.c, self.pick, self.leases, self.days_rule, self.quarter, self.eps_q4 = company, pick, leases, days, quarter, eps_q4
         self.used: list[dict] = []
 
     # ---- periods ---------------------------------------------------------------------------------
@@ -133,13 +134,29 @@ class Engine:
     def per_share(self, concept: str, P) -> float:
         y, kind, q = P
         if kind == "TTM":
-            raise Missing(f"{concept} over a TTM window: no single filer figure (convention-dependent)")
+            if self.eps_q4 != "ni_over_shares":
+                raise Missing(f"{concept} over a TTM window: no single filer figure (convention-dependent)")
+            # weighted shares over the TTM window: YTD + last FY - prior YTD averages, each weighted by its days
+            sh = "shares_basic" if concept in ("eps_basic", "shares_basic") else "shares_diluted"
+            parts = [((y, "YTD", q), 1), ((y - 1, "FY", 4), 1), ((y - 1, "YTD", q), -1)]
+            days = [(self.end(p) - self.start(p)).days + 1 for p, _ in parts]
+            shares = sum(sign * d * self.per_share(sh, p) for (p, sign), d in zip(parts, days)) / (days[0] + days[1] - days[2])
+            return shares if concept.startswith("shares") else self.flow("net_income_parent", P) / shares
         if kind == "Q" and q == 4:
             try:
                 v = self._cell(concept, self.start(P), self.end(P))
             except Missing:
-                if concept.startswith("shares"):
-                    raise Missing(f"{concept} for a Q4: the 10-K reports no 3-month weighted count")
+                if concept.startswith("shares") or self.eps_q4 == "ni_over_shares":
+                    # weighted shares of Q4 from the FY and 9-month averages, weighted by their actual days (53-week years)
+                    sh = "shares_basic" if concept in ("eps_basic", "shares_basic") else "shares_diluted"
+                    fy, nine = (y, "FY", 4), (y, "YTD", 3)
+                    d_fy, d_9 = (self.end(fy) - self.start(fy)).days + 1, (self.end(nine) - self.start(nine)).days + 1
+                    q4_shares = (d_fy * self.per_share(sh, fy) - d_9 * self.per_share(sh, nine)) / (d_fy - d_9)
+                    if concept.startswith("shares"):
+                        if self.eps_q4 != "ni_over_shares":
+                            raise Missing(f"{concept} for a Q4: the 10-K reports no 3-month weighted count")
+                        return q4_shares
+                    return self.flow("net_income_parent", P) / q4_shares
                 return self.per_share(concept, (y, "FY", 4)) - self.per_share(concept, (y, "YTD", 3))
         else:
             v = self._cell(concept, self.start(P), self.end(P))
@@ -398,6 +415,10 @@ INDEX = {
     "dividends_per_share_computed": div(Fl("dividends_paid"), Fl("shares_basic")), "dilution_ratio": div(Fl("shares_diluted"), Fl("shares_basic")),
     "book_value_per_share": div(St("equity_parent"), St("shares_outstanding")), "cash_per_share": div(St("cash"), St("shares_outstanding")),
     "retained_earnings_per_share": div(St("retained_earnings"), St("shares_outstanding")),
+    "capital_reserve_per_share": div(St("capital_reserve"), St("shares_outstanding")),
+    "retained_earnings_total": add(St("surplus_reserve"), St("retained_earnings")),
+    "retained_earnings_total_per_share": div(add(St("surplus_reserve"), St("retained_earnings")), St("shares_outstanding")),
+    "surplus_reserve_per_share": div(St("surplus_reserve"), St("shares_outstanding")),
     "eps_diluted": Fl("eps_diluted"), "eps_basic": Fl("eps_basic"),
 }
 def _noncurrent_debt(e, d):
@@ -419,6 +440,15 @@ INDEX.update({
     "book_enterprise_value": lambda e, P: e.stock("total_equity", P) + ib_b(e, e.end(P)) - e.stock("cash", P),
     "long_term_asset_fit_ratio": div(add(St("total_equity"), St("noncurrent_liabilities")), St("noncurrent_assets")),
     "long_term_debt_to_equity": div(bal_at(Bal(_noncurrent_debt)), St("total_equity")),
+})
+INDEX.update({
+    "revenue_per_share_ttm": div(ttm(rev), ttm(Fl("shares_diluted"))), "ocf_per_share_ttm": div(ttm(ocf), ttm(Fl("shares_diluted"))),
+    "eps_ttm_computed": div(ttm(nip), ttm(Fl("shares_diluted"))),
+    "cash_flow_adequacy": div(ocf, add(capex, Fl("dividends_paid"))),
+    "total_payout_ratio": div(add(Fl("dividends_paid"), Fl("share_repurchase")), nip),
+    "reinvestment_rate": div(lambda e, P: capex(e, P) - da(e, P) + wc_change(e, P), nopat),
+    "tangible_book_value_per_share": div(bal_at(Bal(lambda e, d: e.stock_at("equity_parent", d) - e.stock_at("goodwill", d)
+                                                    - e.stock_at("intangible_assets", d))), St("shares_outstanding")),
 })
 INDEX = {k: v for k, v in INDEX.items() if v is not None}
 # plain canonical concepts asked as indices

@@ -58,8 +58,10 @@ TAGS: dict[str, list[str]] = {
     "financing_cash_flow": ["NetCashProvidedByUsedInFinancingActivities", "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations",
                             "ifrs:CashFlowsFromUsedInFinancingActivities"],
     "capex": ["PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsToAcquireProductiveAssets", "ifrs:PurchaseOfPropertyPlantAndEquipmentClassifiedAsInvestingActivities"],
-    "depreciation_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAndAmortization",
-                                  "DepreciationAmortizationAndAccretionNet", "ifrs:DepreciationAndAmortisationExpense"],
+    # the cash-flow line first: Apple FY2012 tagged its cash-flow D&A (3,277 M) DepreciationAmortizationAndAccretionNet and a
+    # note's PP&E figure (2,600 M) DepreciationAndAmortization
+    "depreciation_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAmortizationAndAccretionNet",
+                                  "DepreciationAndAmortization", "ifrs:DepreciationAndAmortisationExpense"],
     "dividends_paid": ["PaymentsOfDividends", "PaymentsOfDividendsCommonStock", "ifrs:DividendsPaidClassifiedAsFinancingActivities"],
     "share_repurchase": ["PaymentsForRepurchaseOfCommonStock"],
     "stock_based_compensation": ["ShareBasedCompensation", "AllocatedShareBasedCompensationExpense"],
@@ -80,6 +82,9 @@ TAGS: dict[str, list[str]] = {
     "equity_parent": ["StockholdersEquity", "ifrs:EquityAttributableToOwnersOfParent"],
     "minority_interest": ["MinorityInterest", "ifrs:NoncontrollingInterests"],
     "retained_earnings": ["RetainedEarningsAccumulatedDeficit", "ifrs:RetainedEarnings"],
+    "capital_reserve": ["AdditionalPaidInCapital", "AdditionalPaidInCapitalCommonStock", "ifrs:SharePremium"],
+    # statutory surplus reserve (盈余公积); TSMC tags its legal capital reserve (276,034 M TWD at 2018-12-31) ifrs:CapitalReserve
+    "surplus_reserve": ["ifrs:CapitalReserve"],
     "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity", "ifrs:EquityAndLiabilities"],
     # balance-sheet borrowings (my reading: what a balance sheet presents as debt)
     "debt_current_total": ["DebtCurrent"],
@@ -101,7 +106,7 @@ KIND = {"eps_basic": "per_share", "eps_diluted": "per_share", "shares_basic": "s
         "shares_outstanding": "shares"}
 INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inventory", "accounts_receivable", "accounts_payable",
            "ppe_net", "goodwill", "intangible_assets", "total_liabilities", "current_liabilities", "noncurrent_liabilities",
-           "total_equity", "equity_parent", "minority_interest", "retained_earnings", "liabilities_and_equity",
+           "total_equity", "equity_parent", "minority_interest", "retained_earnings", "capital_reserve", "surplus_reserve", "liabilities_and_equity",
            "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
            "convertible_current", "notes_payable_current", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
            "finance_lease_noncurrent", "operating_lease_current", "operating_lease_noncurrent"}
@@ -164,7 +169,7 @@ class Company:
         if cik is None:
             raise FileNotFoundError(f"{ticker}: neither a companyfacts file nor a CIK in company_tickers.json")
         per_share = {t for c, kind in KIND.items() if kind == "per_share" for t in TAGS[c]}
-        subs = {}
+        subs, plain, entity_rows = {}, set(), {}
         for folder in sorted((DATA.parent / "fsds").glob("20*q*")):
             with gzip.open(folder / "sub.txt.gz", "rt", encoding="utf-8") as fh:
                 head = fh.readline().rstrip("\n").split("\t")
@@ -177,7 +182,12 @@ class Company:
                 for line in fh:
                     row = dict(zip(head, line.rstrip("\n").split("\t")))
                     sub = subs.get(row["adsh"])
-                    if sub is None or row.get("segments") or row.get("coreg") or row["value"] == "":
+                    if sub is None or row["value"] == "":
+                        continue
+                    # multi-registrant filings (Con Edison, Sempra) tag the registrant's own consolidated statements
+                    # LegalEntity=ParentCompany (coreg ParentCompany): used only where the filing has no plain row
+                    segments, coreg = row.get("segments") or "", row.get("coreg") or ""
+                    if (segments, coreg) not in (("", ""), ("LegalEntity=ParentCompany;", "ParentCompany"), ("LegalEntity=ParentCompany;", "")):
                         continue
                     end = dt.datetime.strptime(row["ddate"], "%Y%m%d").date()
                     q = int(row["qtrs"])
@@ -191,7 +201,15 @@ class Company:
                     unit = row["uom"] + ("/shares" if tag in per_share and "/" not in row["uom"] else "")
                     filed = f"{sub['filed'][:4]}-{sub['filed'][4:6]}-{sub['filed'][6:8]}"
                     fy = int(float(sub["fy"])) if sub.get("fy") else None
+                    key = (tag, row["adsh"], row["ddate"], row["qtrs"], row["uom"])
+                    if segments:
+                        entity_rows[key] = (start, end, float(row["value"]), filed, row["adsh"], sub["form"], unit, fy, sub.get("fp"))
+                        continue
+                    plain.add(key)
                     self.facts[tag].append((start, end, float(row["value"]), filed, row["adsh"], sub["form"], unit, fy, sub.get("fp")))
+        for key, fact in entity_rows.items():
+            if key not in plain:
+                self.facts[key[0]].append(fact)
         if not self.facts:
             raise FileNotFoundError(f"{ticker} (CIK {cik}): no FSDS rows in {DATA.parent / 'fsds'}")
         self.name = next(iter(subs.values()))["name"]
