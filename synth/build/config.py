@@ -2,7 +2,12 @@
 
     python -c "from ledgerlm.synth.build.config import load_config; print(load_config('configs/synth/default.yaml'))"
 
-Unknown YAML keys fail loudly (naming the key and the file).
+Unknown YAML keys fail loudly (naming the key and the file). Every value is type-checked against the
+dataclass annotations (pydantic) before any work — `sources: "synth/data"` (a string, not a list),
+`decimals: 3`, `axes` as a list, `p_deficiency: "high"` are one-line errors — then range-checked
+(probabilities in [0, 1], positive weights, sources that exist). The resume fingerprint holds a
+sha256 of the sources' CONTENTS (`sources_sha256`), so editing a source file between runs starts a
+new run instead of resuming stale shards.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from ledgerlm.errors import InputError
 
 FORMATS = ["text", "json", "tuples", "html", "markdown", "latex"]
 AXES = ["domain", "caliber", "temporal+caliber", "temporal+domain"]
+EMBEDDED_DATA = Path(__file__).resolve().parents[1] / "data" / "sec"  # = statements.sources.DEFAULT_DATA_DIR
 
 
 @dataclass
@@ -54,10 +60,30 @@ class SynthConfig:
     company_group: int = 64  # with more companies, slots draw from groups of this many (bounded memory, see companies.py)
 
     def fingerprint(self) -> dict:
-        """What decides the generated items (not `num_proc`, which never changes them)."""
+        """What decides the generated items (not `num_proc`, which never changes them), with a digest of
+        the sources' contents: the same paths holding edited facts are a different run."""
         d = asdict(self)
         d.pop("num_proc")
+        d["sources_sha256"] = sources_digest(self.sources)
         return d
+
+
+def sources_digest(sources: list[str]) -> str:
+    """sha256 over every source file's relative name, size and bytes (folders walked in sorted order);
+    empty `sources` = the embedded SEC data. A missing source is an InputError."""
+    import hashlib
+
+    roots = [Path(s) for s in sources] if sources else [EMBEDDED_DATA]
+    digest = hashlib.sha256()
+    for root in roots:
+        if not root.exists():
+            raise InputError("no such source file or folder", path=str(root), field="sources")
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for f in files:
+            digest.update(f"{f.relative_to(root) if f != root else f.name}\0{f.stat().st_size}\0".encode())
+            with open(f, "rb") as handle:
+                digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()
 
 
 def load_config(path: str | None = None, **overrides) -> SynthConfig:
@@ -68,16 +94,65 @@ def load_config(path: str | None = None, **overrides) -> SynthConfig:
 
         values = dict(read_yaml_config(path, {f.name for f in fields(SynthConfig)}))
     values.update({k: v for k, v in overrides.items() if v is not None})
-    cfg = SynthConfig(**values)
+    cfg = _typed(values, path)
     if cfg.model and cfg.tokenizer == SynthConfig.tokenizer:  # count with the trained model's tokenizer, not o200k
         cfg.tokenizer = cfg.model
     _check(cfg, path)
     return cfg
 
 
+def _typed(values: dict, path: str | None) -> SynthConfig:
+    """`SynthConfig(**values)` with every value checked against its annotation (pydantic, no str->list or
+    float->int coercion); the first wrong value is one InputError naming file and field."""
+    from pydantic import ValidationError
+
+    try:
+        for name, value in values.items():  # pydantic's lax mode reads true as 1: a yes/no is not a number
+            if isinstance(value, bool) and name in _NON_BOOL:
+                raise InputError(f"expected a {_NON_BOOL[name]}, got {value!r}", path=path, field=name)
+        return (_ADAPTER or _adapter()).validate_python(values)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field_name = ".".join(str(p) for p in first["loc"]) or "config"
+        shown = repr(first.get("input"))
+        raise InputError(f"{first['msg']}, got {shown[:80]}", path=path, field=field_name) from None
+
+
+_ADAPTER = None
+_NON_BOOL = {f.name: str(f.type) for f in fields(SynthConfig) if str(f.type) != "bool"}
+
+
+def _adapter():
+    global _ADAPTER
+    from pydantic import TypeAdapter
+
+    _ADAPTER = TypeAdapter(SynthConfig)
+    return _ADAPTER
+
+
+PROBABILITIES = ("p_distractor", "p_parent", "p_deficiency", "p_full_report", "dev_fraction", "test_fraction")
+
+
 def _check(cfg: SynthConfig, path: str | None) -> None:
     def bad(name, msg):
         raise InputError(msg, path=path, field=name)
+
+    for name in PROBABILITIES:
+        value = getattr(cfg, name)
+        if not 0.0 <= value <= 1.0:
+            bad(name, f"{name} must be a probability in [0, 1], got {value!r}")
+    if cfg.dev_fraction + cfg.test_fraction >= 1.0:
+        bad("test_fraction", f"dev_fraction + test_fraction must be < 1, got {cfg.dev_fraction} + {cfg.test_fraction}")
+    for name in ("table_periods", "table_indices"):
+        pair = getattr(cfg, name)
+        if len(pair) != 2 or not 1 <= pair[0] <= pair[1]:
+            bad(name, f"{name} must be [min, max] with 1 <= min <= max, got {pair!r}")
+    for name in ("max_table_values", "max_attempts", "max_distractors"):
+        if getattr(cfg, name) < (0 if name == "max_distractors" else 1):
+            bad(name, f"{name} must be >= {0 if name == 'max_distractors' else 1}, got {getattr(cfg, name)!r}")
+    for source in cfg.sources:
+        if not Path(source).exists():
+            bad("sources", f"source {source!r} does not exist")
 
     if cfg.num < 1:
         bad("num", f"num must be >= 1, got {cfg.num}")

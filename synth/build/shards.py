@@ -7,9 +7,13 @@ Item slots 0..n-1 are cut into fixed-size shards (`shard_size`, not the number o
 renamed, and only then marked done (`shard-K.done`); a rerun skips marked shards and redoes the
 rest, so a SIGKILLed run resumes without duplicates. The merge reads shards in index order,
 drops duplicate signatures (the earliest slot wins) and writes each split file atomically.
+A run that fails before any shard is done leaves nothing (`discard_failed_start`: run.json and
+shards/ are removed), and a leftover run.json with no finished shard (a start killed with SIGKILL)
+is replaced, so a corrected rerun starts clean instead of refusing a "different config".
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import multiprocessing
@@ -66,6 +70,8 @@ def check_run_file(out: Path, fingerprint: dict) -> None:
     """Record what this output folder is for; refuse to mix shards of two different configs."""
     path = out / "run.json"
     text = json.dumps(fingerprint, indent=2, sort_keys=True) + "\n"
+    if path.is_file() and path.read_text(encoding="utf-8") != text and not _any_done(out):
+        discard_failed_start(out)  # nothing finished under the old config: nothing to protect
     if path.is_file() and path.read_text(encoding="utf-8") != text:
         raise InputError("this folder holds shards of a run with a different config or seed; use a new --out", path=str(path))
     out.joinpath("shards").mkdir(parents=True, exist_ok=True)
@@ -104,9 +110,39 @@ def pending_shards(out: Path, n_slots: int, shard_size: int, select: tuple[int, 
     return [k for k in range(n_shards(n_slots, shard_size)) if k % n == i and not _paths(out, k)[2].exists()]
 
 
+def _any_done(out: Path) -> bool:
+    return any((out / "shards").glob("*.done"))
+
+
+def discard_failed_start(out: Path) -> None:
+    """Remove run.json, shards/ and (when then empty) the work dir itself — only while no shard is done."""
+    if _any_done(out):
+        return
+    shard_dir = out / "shards"
+    if shard_dir.is_dir():
+        for path in shard_dir.glob("shard-*"):  # rows, meta, stats and .tmp files of unfinished shards
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            shard_dir.rmdir()
+    (out / "run.json").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        out.rmdir()  # only when nothing else is in it
+
+
 def run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num_proc: int = 1,
                select: tuple[int, int] = (0, 1), on_done: Callable[[int, Stats], None] | None = None) -> None:
-    """Generate every pending shard of this job, in `num_proc` forked processes; `on_done(k, stats)` per shard."""
+    """Generate every pending shard of this job, in `num_proc` forked processes; `on_done(k, stats)` per shard.
+    A single job (select 0/1) that fails before its first shard is done leaves no resume state behind."""
+    try:
+        _run_shards(out, slot_fn, n_slots, shard_size, num_proc=num_proc, select=select, on_done=on_done)
+    except BaseException:
+        if select[1] == 1:  # job-array members share the folder: another member's start is not ours to remove
+            discard_failed_start(out)
+        raise
+
+
+def _run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num_proc: int,
+                select: tuple[int, int], on_done: Callable[[int, Stats], None] | None) -> None:
     global _SLOT_FN
     todo = pending_shards(out, n_slots, shard_size, select)
     if num_proc <= 1 or len(todo) <= 1:
