@@ -25,6 +25,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, read_bytes
 from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
+from ledgerlm.synth.statements.tag_labels import tag_label
 
 SEC_DIR = Path(__file__).resolve().parents[1] / "data" / "sec"
 TICKER_MAP = SEC_DIR / "company_tickers.json"
@@ -78,7 +79,7 @@ def parse_companyfacts(doc: dict, source: str, *, ticker: str | None = None, inc
             targets = [(c, concept_info(c).statement) for c, _ in mapped] or [("", "")]
             if not isinstance(spec, dict) or not isinstance(spec.get("units"), dict):
                 raise InputError(f"tag {taxonomy}:{tag} has no 'units' object", path=source, field=f"facts.{taxonomy}.{tag}.units")
-            label = str(spec.get("label") or tag)
+            label = str(spec.get("label") or tag_label(taxonomy, tag))  # IFRS companyfacts carry no labels
             for unit, facts in spec["units"].items():
                 unit = normalize_unit(unit)
                 for i, fact in enumerate(facts):
