@@ -5,6 +5,7 @@
     ledgerlm synth --out out/synth --shard 3/8          # one job of a SLURM array (launch/synth_array.slurm)
     ledgerlm synth --merge out/synth --out out/synth    # merge the finished shards
     ledgerlm synth --task macrolens-t3 …                # MacroLens T3 data (ledgerlm.synth.macrolens_t3)
+    ledgerlm synth --out out/synth --push-to-hub me/finindices-sec   # publish with its card (synth/build/publish.py)
 """
 from __future__ import annotations
 
@@ -32,7 +33,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", help="tiktoken encoding (o200k_base, cl100k_base) or a Hugging Face tokenizer path")
     p.add_argument("--max-tokens", type=int, dest="max_tokens", help="token cap per prompt (default 32768)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs, batch jobs)")
+    p.add_argument("--push-to-hub", metavar="REPO", help="after building, publish OUT with its card as the Hugging Face "
+                   "dataset REPO (datasets' push_to_hub; token from HF_TOKEN or `hf auth login`)")
+    p.add_argument("--private", action="store_true", help="with --push-to-hub: create the dataset repo private")
     return p
+
+
+def kept_line(manifest: dict) -> str:
+    """How the progress bar's 'generated' count becomes the dataset's rows: generated - duplicates = kept."""
+    dups = int(manifest["drops"].get("duplicate", 0))
+    return f"synth: {manifest['kept'] + dups} generated - {dups} duplicates = {manifest['kept']} kept (manifest.json)"
 
 
 def _select(text: str | None) -> tuple[int, int]:
@@ -66,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge:
         manifest = dataset.merge(out, [Path(d) for d in args.merge])
         Console(stderr=True).print(dataset.summary_table(manifest))
+        if args.push_to_hub:
+            from ledgerlm.synth.build.publish import push
+
+            print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
         return 0
     cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
                       tokenizer=args.tokenizer, max_tokens=args.max_tokens)
@@ -83,7 +97,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         manifest = dataset.merge(out, [out])
     Console(stderr=True).print(dataset.summary_table(manifest))
+    print(kept_line(manifest), file=sys.stderr)
     print(out)
+    if args.push_to_hub:
+        from ledgerlm.synth.build.publish import push
+
+        print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
     return 0
 
 

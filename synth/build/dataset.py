@@ -65,7 +65,7 @@ def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("synth"), BarColumn(), MofNCompleteColumn(), TextColumn("slots"), TimeRemainingColumn(),
-                  TextColumn("kept {task.fields[kept]}")) as bar:
+                  TextColumn("generated {task.fields[kept]} (duplicates are removed at merge)")) as bar:
         task = bar.add_task("shards", total=sum(len(shards.shard_slots(k, num_slots, shard_size)) for k in todo), kept=0)
         kept = [0]
 
