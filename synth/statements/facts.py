@@ -15,6 +15,7 @@ One row per reported value, columns `FACT_COLUMNS` in this order. Conventions (a
 from __future__ import annotations
 
 import gzip
+import os
 import io
 import zlib
 from pathlib import Path
@@ -176,10 +177,40 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(f"cannot read: {err.strerror}", path=str(path)) from None
     if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
         try:
-            return gzip.decompress(raw)
+            return gunzip_capped(raw, str(path))
         except (EOFError, OSError, zlib.error) as err:
             raise InputError(f"damaged or truncated gzip data ({err})", path=str(path), field="gzip") from None
     return raw
+
+
+MAX_GUNZIP_BYTES = int(os.environ.get("LEDGERLM_MAX_GUNZIP_MB", "2048")) << 20  # a gzip bomb stops here
+MAX_GUNZIP_RATIO, RATIO_FREE_BYTES = 200, 64 << 20  # past 64 MiB, more than 200x the compressed size is a bomb (text: ~5-30x)
+
+
+def gunzip_capped(raw: bytes, source: str, limit: int | None = None) -> bytes:
+    """`gzip.decompress(raw)` (every member) inflated 1 MiB at a time; InputError once the output passes
+    `limit` bytes (default MAX_GUNZIP_BYTES, env LEDGERLM_MAX_GUNZIP_MB) or, past 64 MiB, 200x the compressed
+    size — a bomb never inflates further (a 300 MB bomb stops at 64 MiB)."""
+    limit = MAX_GUNZIP_BYTES if limit is None else limit
+    limit = min(limit, max(RATIO_FREE_BYTES, MAX_GUNZIP_RATIO * len(raw)))
+    out, size, data = [], 0, raw
+    while data:
+        inflater = zlib.decompressobj(wbits=31)
+        pending = data
+        while pending:
+            chunk = inflater.decompress(pending, 1 << 20)
+            size += len(chunk)
+            if size > limit:
+                raise InputError(f"gzip data inflates past {limit >> 20} MiB (a gzip bomb?); raise LEDGERLM_MAX_GUNZIP_MB to read it",
+                                 path=source, field="gzip")
+            out.append(chunk)
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        data = inflater.unused_data.lstrip(b"\x00")  # another gzip member may follow (trailing NUL padding is allowed)
+    return b"".join(out)
 
 
 def open_text(path: str | Path) -> io.StringIO:

@@ -7,6 +7,9 @@ environment variable SEC_USER_AGENT (required). Tickers resolve to CIKs through 
 file; each company lands in OUT/CIK##########_TICKER.json (the name the loader reads the ticker
 from). At most 10 requests per second; 429 and 5xx answers are retried with exponential backoff
 that honours Retry-After; responses are cached (--cache) and every file is written atomically.
+--max-per-second is clamped to (0, 10]: 0, negative or non-finite values are an error, more than 10
+is cut to 10. A response body is read in chunks and refused past MAX_RESPONSE_BYTES after
+decompression (a gzip bomb costs at most that much memory, never its full expansion).
 """
 from __future__ import annotations
 
@@ -26,6 +29,17 @@ from ledgerlm.errors import InputError, LedgerError
 SEC_DATA_URL = "https://data.sec.gov"
 SEC_TICKERS_URL = "https://www.sec.gov/files/company_tickers.json"
 RETRYABLE = {429, 500, 502, 503, 504}
+SEC_MAX_PER_SECOND = 10.0  # SEC fair-access limit
+MAX_RESPONSE_BYTES = 512 << 20  # the largest companyfacts JSON is ~100 MB; a bigger body is refused
+
+
+def clamp_rate(max_per_second: float) -> float:
+    """A request rate in (0, 10]: above 10 is cut to SEC's limit; 0, negative or NaN is an InputError."""
+    rate = float(max_per_second)
+    if not rate > 0 or rate != rate:
+        raise InputError(f"--max-per-second must be > 0 (SEC allows at most {SEC_MAX_PER_SECOND:g}), got {max_per_second!r}",
+                         field="max-per-second")
+    return min(rate, SEC_MAX_PER_SECOND)
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
@@ -51,7 +65,7 @@ class SecClient:
             raise InputError("SEC requires a User-Agent naming you (e.g. 'Jane Doe jane@example.com'): set SEC_USER_AGENT or pass --user-agent", field="SEC_USER_AGENT")
         self.client = httpx.Client(headers={"User-Agent": user_agent.strip(), "Accept-Encoding": "gzip, deflate"}, timeout=timeout_s, follow_redirects=True)
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.min_interval, self.retries, self.backoff_s, self.sleep = 1.0 / max_per_second, retries, backoff_s, sleep
+        self.min_interval, self.retries, self.backoff_s, self.sleep = 1.0 / clamp_rate(max_per_second), retries, backoff_s, sleep
         self._last = 0.0
         self._lock = threading.Lock()
         self.requests = 0
@@ -74,7 +88,10 @@ class SecClient:
             self._wait_turn()
             self.requests += 1
             try:
-                response = self.client.get(url)
+                with self.client.stream("GET", url) as response:
+                    content = _read_capped(response, url) if response.status_code == 200 else b""
+            except httpx.DecodingError as err:  # a broken gzip stream is not retried: the server sent it
+                raise LedgerError(f"GET {url}: undecodable response ({err})") from None
             except httpx.TransportError as err:  # connection reset / timeout: retryable
                 if attempt == self.retries:
                     raise LedgerError(f"GET {url}: {err.__class__.__name__} after {attempt + 1} tries") from None
@@ -82,8 +99,8 @@ class SecClient:
                 continue
             if response.status_code == 200:
                 if cached is not None:
-                    atomic_write(cached, response.content)
-                return response.content
+                    atomic_write(cached, content)
+                return content
             if response.status_code not in RETRYABLE or attempt == self.retries:
                 raise LedgerError(f"GET {url}: HTTP {response.status_code} after {attempt + 1} tries")
             retry_after = response.headers.get("Retry-After", "")
@@ -92,6 +109,17 @@ class SecClient:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _read_capped(response: httpx.Response, url: str) -> bytes:
+    """The decompressed body, chunk by chunk; LedgerError past MAX_RESPONSE_BYTES (nothing more is inflated)."""
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise LedgerError(f"GET {url}: response over {MAX_RESPONSE_BYTES >> 20} MiB after decompression (refused)")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def resolve_tickers(tickers: list[str], ticker_file: bytes, source: str) -> dict[str, int]:
@@ -137,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-per-second", type=float, default=10.0, help="request-rate cap (SEC fair access: 10/s)")
     args = parser.parse_args(argv)
     tickers = [t.strip() for t in args.tickers.split(",") if t.strip()]
-    client = SecClient(args.user_agent, args.cache or Path(args.out) / ".cache", max_per_second=min(args.max_per_second, 10.0))
+    client = SecClient(args.user_agent, args.cache or Path(args.out) / ".cache", max_per_second=clamp_rate(args.max_per_second))
     try:
         for path in fetch_companyfacts(tickers, args.out, client, data_url=args.data_url, tickers_url=args.tickers_url):
             print(path)
