@@ -66,10 +66,8 @@ class Audit:
     """Runs the checks for a set of companies over all filed facts (`facts`: every filing, restated duplicates kept)."""
 
     def __init__(self, facts: pd.DataFrame, store: FactStore | None = None):
-        from ledgerlm.synth.statements.facts import select_latest
-
         self.facts = facts
-        self.store = store or FactStore(select_latest(facts))
+        self.store = store or FactStore(facts)  # as the product builds it (FactStore.from_sources): every filed version
         self.findings: list[dict] = []
         self.counts: Counter = Counter()  # (check, outcome) -> n
 

@@ -161,9 +161,7 @@ def check_quarters(store: FactStore, company: str) -> list[dict]:
 
 def validate_facts(facts: pd.DataFrame, companies: list[str] | None = None) -> dict:
     """Run every check; `facts` may hold restated duplicates (conflicts are judged per filing)."""
-    from ledgerlm.synth.statements.facts import select_latest
-
-    store = FactStore(select_latest(facts))
+    store = FactStore(facts)  # as the product builds it (FactStore.from_sources): the store selects among filed versions
     chosen = [store.resolve_company(c) for c in companies] if companies else store.companies()
     result = []
     for company in chosen:
