@@ -129,9 +129,10 @@ when a non-zero value would, the item is re-drawn at a smaller currency unit, th
   − prior-year same YTD. Each index declares the period kinds it accepts (a QoQ index is asked only of standalone
   quarters, a TTM index only of TTM periods and fiscal years) and the accounting standards it applies to
   (CAS-only indices such as `ebitda_cas` are never asked of US-GAAP / IFRS filers).
-- **Per-share values and EPS**: per-share values divide by the weighted-average shares the filer reports for the same
-  period; share counts and EPS are never added or subtracted, and all per-share values and share counts of one
-  computation are on one stock-split basis, named in its trace (DESIGN.md, "Conventions every answer states").
+- **Per-share values and EPS**: every per-share value and share count is on the latest filing's stock-split basis
+  (older figures rescaled, named in the trace); a standalone quarter's EPS / weighted shares are the three-month
+  figures its report shows, else net income / time-weighted shares (Q4 and TTM by the same rule); EPS and share
+  counts are never added or subtracted (ledgerlm README "Conventions: splits and EPS").
 - **Scope**: answers are for the consolidated group; when parent-company statements are shown the question says so.
 - **Hints**: with-hint prompts give the formula and these conventions; no-hint prompts state the conventions without
   the formula, and indices whose definition is not the textbook one (CAS-only and a few others, registry `no_hint:

@@ -14,7 +14,7 @@ no-hint prompts state them too (without the formula), so a question never has tw
   (1 - income tax / pretax income), the effective rate applied as reported also for loss-makers;
 - invested capital = parent equity + interest-bearing debt (CAS equity method);
 - working-capital change = ending - beginning (current assets - current liabilities);
-- per-share values divide by the weighted-average shares the filer reports for that same period.
+- per-share values on the latest stock-split basis; quarter shares as filed (3-month) else time-weighted.
 
 `fill_defaults(registry)` also derives each index's accepted period kinds, its no-hint flag and its
 Chinese hint (the formula written with the Chinese names of its lines and indices) where the YAML gives none.
@@ -63,9 +63,11 @@ NOTES = [
     ("working_capital_change", "Change in working capital = working capital at period end - at the beginning of the period "
                                "(working capital = current assets - current liabilities).",
      "营运资本变动 = 期末营运资本 − 期初营运资本（营运资本 = 流动资产 − 流动负债）。"),
-    ("shares", "Per-share values divide by the weighted-average shares the filer reports for that same period (a standalone "
-               "quarter: its three-month weighted average); share counts are never added or subtracted.",
-     "每股指标除以公司披露的同一期间加权平均股数（单季度取该季度三个月的加权平均股数）；股数不做加减。"),
+    ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
+               "of a standalone quarter are its three-month figure as filed, else time-weighted from the year-to-date "
+               "reports (Q4 and TTM alike); EPS and share counts are never added or subtracted.",
+     "每股指标与股数统一按最新一期报告的拆股口径；单季度加权平均股数取报告披露的三个月数，未披露时按累计期间数据时间加权"
+     "（第四季度及 TTM 同此）；每股收益与股数不做加减。"),
 ]
 _OPERATOR_KEYS = {"begin": {"begin", "avg"}, "standalone": {"standalone", "quarter"}}
 _SHARE_CONCEPTS = {"shares_basic", "shares_diluted"}
