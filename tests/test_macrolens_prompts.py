@@ -77,3 +77,16 @@ def test_ladder_is_strictly_nested(prompts):
     for shorter, longer in zip(texts, texts[1:]):
         assert longer.startswith(shorter) and len(longer) > len(shorter)
     assert "Fundamentals" not in texts[0] and "Macroeconomic" in texts[2] and "Scenario flags" in texts[3] and "SEC filing" in texts[4]
+
+
+def test_ladder_steps_as_the_paper(prompts):
+    """A = summary statistics (no raw OHLCV rows); T4's scenario text only from D; E = filing excerpt, no news."""
+    inst = prompts["T1"][0][0]
+    a = build_messages(inst, "A")[-1]["content"]
+    assert "last_close:" in a and "mean_close:" in a and "open, high, low" not in a
+    assert len(re.findall(r"^\d{4}-\d{2}-\d{2},", a, flags=re.M)) == 0  # no raw dated rows
+    t4 = prompts["T4"][0][0]
+    desc = t4["context"]["event"]["description"]
+    assert desc not in build_messages(t4, "C")[-1]["content"] and desc in build_messages(t4, "D")[-1]["content"]
+    e = build_messages(inst, "E")[-1]["content"]
+    assert "SEC filing" in e and "news" not in e.lower()

@@ -114,11 +114,13 @@ def _filings(facts: pd.DataFrame, reports: dict[str, pd.DataFrame]) -> pd.DataFr
         forms = facts[facts["company"] == ticker].drop_duplicates("source").set_index("source")["form"]
         for r in rep.itertuples():
             rev = f"${r.revenue:,.0f}" if pd.notna(r.revenue) else "not reported"
+            cover = (f"As of {r.filing_date:%Y-%m-%d}, {r.shares_outstanding:,.0f} shares of common stock were outstanding. "
+                     if pd.notna(getattr(r, "shares_outstanding", None)) else "")  # as a real 10-K/10-Q cover page states
             rows.append({"ticker": ticker, "filing_date": r.filing_date, "form": forms.get(r.filing_accession, ""),
                          "accession": r.filing_accession,
-                         "text": f"[filing {r.filing_accession}] For the period ended {r.period_end:%Y-%m-%d}, revenue was {rev}; "
+                         "text": f"[filing {r.filing_accession}] {cover}For the period ended {r.period_end:%Y-%m-%d}, revenue was {rev}; "
                                  f"total assets were ${r.total_assets:,.0f}." if pd.notna(r.total_assets) else
-                                 f"[filing {r.filing_accession}] For the period ended {r.period_end:%Y-%m-%d}, revenue was {rev}."})
+                                 f"[filing {r.filing_accession}] {cover}For the period ended {r.period_end:%Y-%m-%d}, revenue was {rev}."})
     return pd.DataFrame(rows)
 
 

@@ -2,15 +2,25 @@
 
     python -c "from ledgerlm.evaluate.macrolens.prompts import LADDER; print(LADDER)"
 
-Ladder (paper Table 5), strictly nested, for T1, T2, T4, T5: A OHLCV -> B + fundamentals -> C + macro
-state -> D + scenario flags -> E + filing excerpt (and the latest news headlines, both gated at t).
-T3, T6, T7 have no ladder (level "-"). T2/T5 never show a market-cap blacklist column; T5 also drops
-the 11 derived ratios (`schema.input_features`). Everything shown comes from the instance context,
-which `instances.py` gated at the anchor date.
+Ladder (paper Table 5 and §5.2 "lookback summary statistics, fundamentals, macroeconomic state, scenario
+description, filing-text excerpt"), strictly nested, for T1, T2, T4, T5:
+  A  summary statistics of the OHLCV lookback (not raw rows)
+  B  + fundamentals (as reported in the latest filing visible at t)
+  C  + macroeconomic state at t (every macro series of the release: the paper's 53)
+  D  + scenario flags and recent detected scenarios; T4's scenario description is shown only from D on
+  E  + filing-text excerpt (the paper's ladder has no news channel, so none is shown)
+T3, T6, T7 have no ladder (level "-"). Invariant (iii), no input an algebraic function of the target:
+T2/T5 never show a market-cap blacklist column nor the share count (close x shares = market cap);
+T5 also drops the 11 derived ratios (`schema.input_features`). `shown_items` lists every number a
+prompt shows, by label (tests/test_macrolens_leakage.py tries pairwise products / ratios / sums of them
+against every target). Everything comes from the instance context, gated at the anchor date.
 """
 from __future__ import annotations
 
 import json
+import re
+
+import numpy as np
 
 from ledgerlm.evaluate.macrolens.schema import input_features
 from ledgerlm.synth.macrolens_t3 import FIELDS, SYSTEM_PROMPT as STATEMENT_SYSTEM, statement_prompt
@@ -20,18 +30,18 @@ LADDER_TASKS = ("T1", "T2", "T4", "T5")
 SYSTEM = "You are a financial forecasting assistant. Use only the information given. Reply in exactly the format requested."
 
 HEADER = "Company: {ticker}{name} | sector: {sector} | anchor date t = {t}"
-BLOCK_A = "Price history (OHLCV, most recent {n} rows up to t):\ndate, open, high, low, close, volume\n{rows}"
+BLOCK_A = "Price history summary ({n} {unit}s up to t, {start} to {end}):\n{items}"
 BLOCK_B = "Fundamentals (as reported in the latest filing visible at t):\n{items}"
 BLOCK_C = "Macroeconomic state at t:\n{items}"
 BLOCK_D = "Scenario flags at t (1 = an event of this category was detected in the 63 days up to t):\n{items}\nRecent detected scenarios:\n{events}"
-BLOCK_E = "Latest SEC filing on or before t ({form}, filed {date}), excerpt:\n{text}\nRecent news (published on or before t):\n{news}"
+BLOCK_E = "Latest SEC filing on or before t ({form}, filed {date}), excerpt:\n{text}"
 
 T1_TASK = ("Forecast the closing price for each of the next {h} {unit}s after t. Answer with a JSON list of exactly {h} numbers "
            "(prices in USD) and nothing else.")
 T2_TASK = ("Estimate the company's total market capitalization (equity value) in US dollars at t. "
            "End with one line: Answer: <number in dollars>")
-T4_TASK = ("A macroeconomic scenario was detected: {description} (type: {type}; category: {category}; date: {date}). "
-           "Predict the stock's total return in percent from the close on {date} to {days} calendar days later. "
+T4_SCENARIO = "A macroeconomic scenario was detected: {description} (type: {type}; category: {category}; date: {date}). "
+T4_TASK = ("{scenario}Predict the stock's total return in percent from the close on {date} to {days} calendar days later. "
            "End with one line: Answer: <percent>")
 T6_TASK = ("Company: {name} ({ticker}) | sector: {sector} | industry: {industry}\nDescription: {description}\n\n"
            "Predict the company's financial statement for the reporting period ending {period_end}. Return one JSON object "
@@ -49,28 +59,74 @@ def fmt(value) -> str:
 
 
 def _items(d: dict, keys=None) -> str:
+    return _render(_pairs(d, keys))
+
+
+def summary_items(history: list[dict]) -> list[tuple[str, float]]:
+    """Level A: summary statistics of the lookback (last / mean / min / max close, return and volatility
+    of the window in %, mean volume)."""
+    closes = np.array([h["close"] for h in history if "close" in h], float)
+    if closes.size == 0:
+        return []
+    items = [("last_close", closes[-1]), ("mean_close", closes.mean()), ("min_close", closes.min()), ("max_close", closes.max())]
+    if closes.size > 1 and closes[0] > 0:
+        rets = np.diff(closes) / closes[:-1]
+        items += [("window_return_pct", 100.0 * (closes[-1] / closes[0] - 1.0)), ("daily_volatility_pct", 100.0 * rets.std())]
+    vols = [h["volume"] for h in history if "volume" in h]
+    if vols:
+        items.append(("mean_volume", float(np.mean(vols))))
+    return [(k, float(v)) for k, v in items]
+
+
+def _pairs(d: dict, keys=None) -> list[tuple[str, float]]:
     keys = [k for k in (keys if keys is not None else d) if k in d]
-    return "\n".join(f"  {k}: {fmt(d[k])}" for k in keys) or "  (none)"
+    return [(k, d[k]) for k in keys]
 
 
-def context_blocks(task: str, ctx: dict, level: str) -> list[str]:
+def shown_items(task: str, ctx: dict, level: str) -> dict[str, list[tuple[str, float]]]:
+    """Every labelled number the ladder blocks up to `level` show, by block (A..D)."""
+    steps = LADDER[: LADDER.index(level) + 1]
+    out = {"A": summary_items(ctx["history"])}
+    if "B" in steps:
+        out["B"] = _pairs(ctx["fundamentals"], input_features(task))
+    if "C" in steps:
+        out["C"] = _pairs(ctx["macro"])
+    if "D" in steps:
+        out["D"] = _pairs(ctx["scenario_flags"])
+    return out
+
+
+def _render(pairs: list[tuple[str, float]]) -> str:
+    return "\n".join(f"  {k}: {fmt(v)}" for k, v in pairs) or "  (none)"
+
+
+def context_blocks(task: str, ctx: dict, level: str, granularity: str = "daily") -> list[str]:
     """The ladder blocks up to `level` (inclusive), in A..E order."""
     steps = LADDER[: LADDER.index(level) + 1]
+    items = shown_items(task, ctx, level)
     hist = ctx["history"]
-    rows = "\n".join(", ".join([h["date"], *(fmt(h[k]) if k in h else "" for k in ("open", "high", "low", "close", "volume"))]) for h in hist)
-    blocks = [BLOCK_A.format(n=len(hist), rows=rows)]
+    blocks = [BLOCK_A.format(n=len(hist), unit=UNIT.get(granularity, "row"), start=hist[0]["date"] if hist else "n/a",
+                             end=hist[-1]["date"] if hist else "n/a", items=_render(items["A"]))]
     if "B" in steps:
-        blocks.append(BLOCK_B.format(items=_items(ctx["fundamentals"], input_features(task))))
+        blocks.append(BLOCK_B.format(items=_render(items["B"])))
     if "C" in steps:
-        blocks.append(BLOCK_C.format(items=_items(ctx["macro"])))
+        blocks.append(BLOCK_C.format(items=_render(items["C"])))
     if "D" in steps:
         events = "\n".join(f"  - {e['date']}: {e['description']}" for e in ctx["recent_scenarios"]) or "  (none)"
-        blocks.append(BLOCK_D.format(items=_items(ctx["scenario_flags"]), events=events))
+        blocks.append(BLOCK_D.format(items=_render(items["D"]), events=events))
     if "E" in steps:
         f = ctx["filing"] or {"form": "none", "date": "n/a", "text": "(no filing on or before t)"}
-        news = "\n".join(f"  - {n['date']}: {n['headline']}" for n in ctx["news"]) or "  (none)"
-        blocks.append(BLOCK_E.format(form=f["form"], date=f["date"], text=f["text"], news=news))
+        text = redact_share_counts(f["text"]) if task in ("T2", "T5") else f["text"]
+        blocks.append(BLOCK_E.format(form=f["form"], date=f["date"], text=text))
     return blocks
+
+
+_SHARE_COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?\s*(?:(?:million|billion|thousand)\s+)?(?=(?:shares|ordinary shares|common shares)\b)", re.I)
+
+
+def redact_share_counts(text: str) -> str:
+    """T2/T5: a filing's cover-page share count times the close is the market cap (invariant iii) - redact it."""
+    return _SHARE_COUNT.sub("[share count redacted] ", text)
 
 
 def _header(inst: dict) -> str:
@@ -89,10 +145,12 @@ def build_messages(inst: dict, level: str = "E", granularity: str = "daily") -> 
             ask = T1_TASK.format(h=inst["meta"]["horizon"], unit=UNIT[granularity])
         elif task == "T4":
             ev = ctx["event"]
-            ask = T4_TASK.format(description=ev["description"], type=ev["type"], category=ev["category"], date=ev["date"], days=63)
+            scenario = (T4_SCENARIO.format(description=ev["description"], type=ev["type"], category=ev["category"], date=ev["date"])
+                        if level in LADDER[LADDER.index("D"):] else "")  # the scenario text is ladder step D
+            ask = T4_TASK.format(scenario=scenario, date=ev["date"], days=63)
         else:
             ask = T2_TASK
-        user = "\n\n".join([_header(inst), *context_blocks(task, ctx, level), ask])
+        user = "\n\n".join([_header(inst), *context_blocks(task, ctx, level, granularity), ask])
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
     if task == "T3":
         st = ctx["static"]

@@ -104,12 +104,17 @@ if __name__ == "__main__":
 from ledgerlm.synth.macrolens_t3 import FIELD_CONCEPTS  # noqa: E402  (the 11 fields -> canonical concepts)
 
 
+# Invariant (iii): the share count times the close shown at ladder step A IS the market cap (the T2/T5
+# target), so the valuation tasks never show it (tests/test_macrolens_leakage.py finds the product otherwise).
+VALUATION_EXCLUDED = ("shares_outstanding",)
+
+
 def input_features(task: str, schema: Schema | None = None) -> list[str]:
     """Logical names of the tabular fundamentals a task may show (ladder step B).
-    Never any market-cap blacklist column; T5 additionally drops the 11 derived ratios."""
+    Never any market-cap blacklist column; T2/T5 never the share count; T5 additionally drops the 11 derived ratios."""
     schema = schema or load_schema()
     keys = [*schema.group("statement_fields"), *schema.group("fundamentals")]
     if task != "T5":
         keys += list(schema.group("derived_ratios"))
-    banned = set(schema.group("market_cap_blacklist"))
+    banned = set(schema.group("market_cap_blacklist")) | (set(VALUATION_EXCLUDED) if task in ("T2", "T5") else set())
     return [k for k in keys if k not in banned]
