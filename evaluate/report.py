@@ -43,7 +43,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ledgerlm report", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", help="run folders; the first is the baseline for deltas")
     parser.add_argument("--out", required=True, help="folder for report.md and the PNGs")
-    parser.add_argument("--n-boot", type=int, default=2_000, help="bootstrap resamples for the plotted CIs")
+    parser.add_argument("--n-boot", type=int, default=stats.N_BOOT,
+                        help=f"bootstrap resamples for the plotted CIs (default {stats.N_BOOT}, as `ledgerlm eval`: same CIs)")
     parser.add_argument("--paper-tables", action="store_true", help="FinIndices: runs are repeats of one model; add Table 3 / 11 / 12 layouts")
     parser.add_argument("--std-ddof", type=int, default=0, help="ddof of the std over runs in --paper-tables (default 0)")
     args = parser.parse_args(argv)

@@ -97,7 +97,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def add_score_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--predictions", required=True, help="JSONL: contract-4 rows, each with the model's raw text in `response`")
+    parser.add_argument("--predictions", required=True, help="JSONL: contract-4 rows, each with the model's raw text in `response`, or the samples.jsonl of a `ledgerlm eval` run")
     parser.add_argument("--out", required=True, help="folder for results.json and samples.jsonl")
     parser.add_argument("--model", default="predictions", help="model name recorded in results.json")
     parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
@@ -112,6 +112,12 @@ def run_score(args: argparse.Namespace) -> int:
     for n, raw in enumerate(rows):
         if "response" not in raw:
             raise InputError(f"row {raw.get('id', n)!r} has no model output", path=str(args.predictions), field="response")
+        if "messages" not in raw and isinstance(raw.get("prompt"), list):  # a samples.jsonl written by `ledgerlm eval`
+            if raw.get("decimals") is None:
+                raise InputError(f"row {raw.get('id', n)!r} looks like an eval samples.jsonl row but has no 'decimals' (written "
+                                 "by an older ledgerlm); give the dataset rows with the model text in `response`",
+                                 path=str(args.predictions), field="decimals")
+            raw = {**raw, "messages": raw["prompt"]}
         row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test", file=args.predictions), "response": raw.get("response")}
         adapter._checked(row, args.predictions)
         completion = Completion(text=row.get("response") or "", reasoning=row.get("reasoning_content"))
@@ -155,6 +161,7 @@ def score_record(row: dict, completion: Completion, *, lenient_precision: bool =
             reason = f"truncated:{reason}"
     return {
         "id": row["id"], "prompt": row["messages"], "response": completion.text, "reasoning": reasoning,
+        "decimals": row.get("decimals"), "unit": row.get("unit"),  # so `ledgerlm score` can rescore this file
         "answer_text": answer_text, "extracted": extracted, "score": result_score, "positional": positional,
         "error_reason": reason, "answer": row.get("answer"), "paradigm": row.get("paradigm"), "axis": row.get("axis"),
         "hint": row.get("hint"), "split": row.get("split"), "answer_format": row.get("answer_format"), "deficiency": row.get("answer") == DEFICIENT,

@@ -25,7 +25,31 @@ def _store(args: argparse.Namespace):
     from ledgerlm.synth.statements.sources import load_facts
     from ledgerlm.synth.statements.store import FactStore
 
-    return FactStore.from_sources(args.source, as_of=args.as_of)
+    store = FactStore.from_sources(args.source, as_of=args.as_of)
+    if not store.companies():
+        _no_facts(args.source)
+    return store
+
+
+def _no_facts(sources) -> None:
+    """An InputError for --source paths that hold no facts (an empty or wrong folder), naming them."""
+    from ledgerlm.errors import InputError
+
+    if sources:
+        raise InputError("no facts found: expected SEC companyfacts JSON, FSDS quarters, XBRL instances, canonical "
+                         "CSV/Parquet or statement tables", path=", ".join(map(str, sources)))
+
+
+def latest_periods(store, company: str, scope: str = "consolidated") -> str:
+    """'latest annual report FY2025, latest report FY2026Q3YTD' — what a period error should suggest."""
+    reports = store.reports(company, scope)
+    annual = [r for r in reports if r.is_annual]
+    parts = []
+    if annual:
+        parts.append(f"latest annual report {max(annual, key=lambda r: r.fiscal_year).label}")
+    if reports:
+        parts.append(f"latest report {reports[-1].label}")
+    return ", ".join(parts) or f"no {scope} reports"
 
 
 def statements_main(argv: list[str]) -> int:
@@ -41,8 +65,15 @@ def statements_main(argv: list[str]) -> int:
 
     from ledgerlm.synth.statements.render import render_statement
 
+    from ledgerlm.errors import NotDerivable
+
     store = _store(args)
-    stmt = store.statement(args.company, args.period, args.statement, args.scope)
+    try:
+        stmt = store.statement(args.company, args.period, args.statement, args.scope)
+    except NotDerivable as err:  # name what the data does have
+        company = store.resolve_company(args.company)
+        raise NotDerivable(f"{err}; the data for {company} has: {latest_periods(store, company, args.scope)}",
+                           company=company, period=args.period, missing=err.missing) from None
     if args.fmt == "json":
         out = {k: stmt[k] for k in ("company", "period", "statement", "scope", "unit")}
         out["items"] = [{"concept": i["concept"], "label": i["label"], "value": i["value"]} for i in stmt["items"]]
@@ -68,6 +99,8 @@ def validate_main(argv: list[str]) -> int:
     from ledgerlm.synth.statements.validate import render_report, validate_facts
 
     facts = load_facts(args.source, as_of=args.as_of, latest_only=False)
+    if facts.empty:
+        _no_facts(args.source)
     report = validate_facts(facts, companies=args.company)
     failed = any(not c["ok"] for c in report["companies"])
     if not args.audit:
