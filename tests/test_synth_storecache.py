@@ -49,7 +49,7 @@ def test_planted_pickles_never_run(cache, tmp_path):
     _plant(cache / f"{key}.pkl", marker)  # where the pickle cache of the previous version lived
     folder = cache / f"{storecache.FORMAT}-{key}"
     folder.mkdir(parents=True, mode=0o700)
-    (folder / "index.json").write_text('{"format": "stores-v2", "companies": {"SNOW": {"file": "0000000.parquet", "has_reports": true}}}')
+    (folder / "index.json").write_text('{"format": "' + storecache.FORMAT + '", "companies": {"SNOW": {"file": "0000000.parquet", "has_reports": true}}}')
     _plant(folder / "0000000.parquet", marker)  # a pickle where Parquet belongs, in a folder we own
     for p in (folder, *folder.iterdir()):
         os.chmod(p, 0o700 if p.is_dir() else 0o600)

@@ -35,7 +35,7 @@ from typing import Iterator, Mapping
 import pandas as pd
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
-FORMAT = "stores-v2"
+FORMAT = "stores-v3"
 DEFAULT_RESIDENT = 128  # FactStores kept in memory at once (least recently used leaves first)
 
 
@@ -89,6 +89,79 @@ class UntrustedCache(Exception):
     """A cache folder or file this user did not write (or others can write): never read."""
 
 
+# -- a built FactStore's state as typed JSON (whitelisted types only: decoding never runs data) ----------
+class Unsupported(Exception):
+    """A FactStore attribute of a type the codec does not know: that company's cache keeps its facts only."""
+
+
+def _codec_types() -> dict:
+    from ledgerlm.synth.statements.periods import ReportKey
+    from ledgerlm.synth.statements.store import FiscalYear, _Cell
+
+    return {"R": ReportKey, "C": _Cell, "F": FiscalYear}
+
+
+def _encode(v, types):
+    import dataclasses
+    import datetime as dt
+
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, tuple):
+        return {"t": [_encode(x, types) for x in v]}
+    if isinstance(v, list):
+        return {"l": [_encode(x, types) for x in v]}
+    if isinstance(v, dict):
+        return {"d": [[_encode(k, types), _encode(x, types)] for k, x in v.items()]}
+    if type(v) is dt.date:
+        return {"D": v.isoformat()}
+    for tag, cls in types.items():
+        if type(v) is cls:
+            return {tag: [_encode(getattr(v, f.name), types) for f in dataclasses.fields(cls)]}
+    raise Unsupported(type(v).__name__)
+
+
+def _decode(v, types):
+    import datetime as dt
+
+    if not isinstance(v, dict):
+        return v
+    (tag, body), = v.items()
+    if tag == "t":
+        return tuple(_decode(x, types) for x in body)
+    if tag == "l":
+        return [_decode(x, types) for x in body]
+    if tag == "d":
+        return {_decode(k, types): _decode(x, types) for k, x in body}
+    if tag == "D":
+        return dt.date.fromisoformat(body)
+    return types[tag](*(_decode(x, types) for x in body))  # KeyError for an unknown tag: a damaged file
+
+
+def store_state(store) -> bytes:
+    """The built FactStore (without its facts frame) as gzipped typed JSON; Unsupported if it holds other types."""
+    import gzip
+
+    types = _codec_types()
+    state = {k: v for k, v in store.__dict__.items() if k != "facts"}
+    data = json.dumps(_encode(state, types), separators=(",", ":")).encode()
+    if _decode(json.loads(data), types) != state:
+        raise Unsupported("state does not round-trip")
+    return gzip.compress(data, compresslevel=1)
+
+
+def load_store(facts: pd.DataFrame, state: bytes):
+    """A FactStore from its facts and `store_state` bytes, without re-indexing the facts."""
+    import gzip
+
+    from ledgerlm.synth.statements.store import FactStore
+
+    store = FactStore.__new__(FactStore)
+    store.__dict__.update(_decode(json.loads(gzip.decompress(state)), _codec_types()))
+    store.facts = facts
+    return store
+
+
 # -- building ----------------------------------------------------------------------------------------
 def _raw_parts(sources: list[str] | None) -> Iterator[tuple[int, str, pd.DataFrame]]:
     """(source order, company, raw facts) from every source; a bulk zip streamed member by member."""
@@ -131,8 +204,15 @@ def build_cache(sources: list[str] | None, folder: Path) -> Path:
                         ignore_index=True)
         facts = select_latest(raw).reset_index(drop=True)
         store = FactStore(facts)
+        try:  # the indexed store too (as built, before any lookup memoises): a load then skips FactStore's indexing
+            state = store_state(store)
+        except Unsupported:
+            state = None
         index[company] = {"file": _company_file(n), "name": store.company_name(company),
                           "has_reports": bool(store.reports(company)), "rows": len(facts)}
+        if state is not None:
+            index[company]["state"] = _company_file(n).replace(".parquet", ".state.json.gz")
+            (folder / index[company]["state"]).write_bytes(state)
         facts.to_parquet(folder / _company_file(n), index=False)
         for p in staged[company]:
             p.unlink()
@@ -152,8 +232,10 @@ def _read_index(folder: Path) -> dict:
     if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("companies"), dict):
         raise ValueError("not a stores-v2 index")
     for company, entry in index["companies"].items():
+        state = entry.get("state") if isinstance(entry, dict) else None
         if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and Path(entry["file"]).name == entry["file"]
-                and entry["file"].endswith(".parquet") and isinstance(entry.get("has_reports"), bool)):
+                and entry["file"].endswith(".parquet") and isinstance(entry.get("has_reports"), bool)
+                and (state is None or (isinstance(state, str) and Path(state).name == state and state.endswith(".state.json.gz")))):
             raise ValueError(f"bad index entry for {company!r}")
     return index["companies"]
 
@@ -191,9 +273,17 @@ class LazyStores(Mapping):
             return store
         if company not in self.index:
             raise KeyError(company)
+        entry = self.index[company]
         try:
-            store = FactStore(read_company(self.folder, self.index[company]))
-        except (OSError, ValueError, UntrustedCache) as err:  # pyarrow's errors are ValueError / OSError subclasses
+            facts = read_company(self.folder, entry)
+            if entry.get("state"):
+                path = self.folder / entry["state"]
+                if not _private(path):
+                    raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
+                store = load_store(facts, path.read_bytes())
+            else:
+                store = FactStore(facts)
+        except (OSError, ValueError, KeyError, TypeError, EOFError, UntrustedCache) as err:  # pyarrow's errors are ValueError / OSError
             from ledgerlm.errors import InputError
 
             raise InputError(f"store cache file of company {company} is unreadable ({type(err).__name__}: {err}); "
