@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import json
 import sys
 from pathlib import Path
 
@@ -92,10 +93,29 @@ def _check(data: Path) -> dict:
     return summary
 
 
+def _perturbed(item: dict) -> dict:
+    """The same item with its first numeric answer cell moved by 2 % (at least 3 units of the last decimal)."""
+    out = json.loads(json.dumps(item))
+    step = 3 * 10 ** -int(item["decimals"])
+    if out["paradigm"] == "single":
+        out["answer"] = round(out["answer"] + max(abs(out["answer"]) * 0.02, step), int(item["decimals"]))
+    else:
+        row = out["answer"][0]
+        row[0] = round(row[0] + max(abs(row[0]) * 0.02, step), int(item["decimals"]))
+    return out
+
+
 def test_fast_sample_of_a_synth_run_has_no_mismatch(tmp_path):
-    summary = _check(_synth(tmp_path / "d", 100))
+    data = _synth(tmp_path / "d", 100)
+    summary = _check(data)
     assert summary["status"]["pass"] > 0
     assert summary["status"]["mismatch"] == 0, recompute.render(summary, examples=3)
+    # the check can fail: every passing item, with one answer cell moved by 2 %, must become a mismatch
+    items = recompute.load_items(data)
+    companies = {t: Company(t) for t in {i["company"] for i in items} if t in recompute.companyfacts_tickers() | recompute.fsds_tickers()}
+    passing = [i for i in items if i["company"] in companies and recompute.check_item(i, companies)["status"] == "pass"]
+    assert passing
+    assert all(recompute.check_item(_perturbed(i), companies)["status"] == "mismatch" for i in passing)
 
 
 @pytest.mark.slow

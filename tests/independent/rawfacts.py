@@ -150,8 +150,12 @@ class Company:
         # facts[tag] = list of (start|None, end, val, filed, accn, form, unit, fy, fp)
         self.facts: dict[str, list[tuple]] = defaultdict(list)
         path = path or next(DATA.glob(f"CIK*_{ticker}.json.gz"), None)
+        instances = sorted((DATA.parent / "xbrl").glob(f"{ticker.lower()}-*_htm.xml.gz"))
         if path is not None:
             self._load_companyfacts(path)
+        elif instances:
+            for inst in instances:
+                self._load_xbrl(inst)
         else:
             self._load_fsds(ticker)
         money = Counter(r[6] for rows in self.facts.values() for r in rows if "/" not in r[6] and r[6] not in ("shares", "pure"))
@@ -213,6 +217,42 @@ class Company:
         if not self.facts:
             raise FileNotFoundError(f"{ticker} (CIK {cik}): no FSDS rows in {DATA.parent / 'fsds'}")
         self.name = next(iter(subs.values()))["name"]
+
+    def _load_xbrl(self, path: Path) -> None:
+        """One XBRL instance (10-K / 10-Q): undimensioned contexts only. An instance carries no filing date, so its
+        document period end date stands in for it (a later report counts as filed later)."""
+        import xml.etree.ElementTree as ET
+
+        root = ET.parse(gzip.open(path)).getroot()
+        xbrli, dei_ns = "{http://www.xbrl.org/2003/instance}", None
+        contexts, units, meta = {}, {}, {}
+        for ctx in root.iter(xbrli + "context"):
+            if ctx.find(f"{xbrli}entity/{xbrli}segment") is not None or ctx.find(xbrli + "scenario") is not None:
+                continue
+            per = ctx.find(xbrli + "period")
+            inst = per.find(xbrli + "instant")
+            if inst is not None:
+                contexts[ctx.get("id")] = (None, _d(inst.text.strip()))
+            else:
+                contexts[ctx.get("id")] = (_d(per.find(xbrli + "startDate").text.strip()), _d(per.find(xbrli + "endDate").text.strip()))
+        for unit in root.iter(xbrli + "unit"):
+            measures = [m.text.split(":")[-1] for m in unit.iter(xbrli + "measure")]
+            units[unit.get("id")] = "/".join(measures)
+        for el in root:
+            ns, _, local = el.tag[1:].partition("}")
+            if "xbrl.sec.gov/dei" in ns and local in ("DocumentType", "DocumentPeriodEndDate", "DocumentFiscalYearFocus",
+                                                       "DocumentFiscalPeriodFocus", "EntityRegistrantName"):
+                meta[local] = (el.text or "").strip()
+        self.name = meta.get("EntityRegistrantName", self.ticker)
+        filed, form = meta["DocumentPeriodEndDate"], meta.get("DocumentType", "")
+        fy, fp = int(meta["DocumentFiscalYearFocus"]), meta.get("DocumentFiscalPeriodFocus")
+        for el in root:
+            ns, _, local = el.tag[1:].partition("}")
+            ctx = contexts.get(el.get("contextRef"))
+            if ctx is None or el.get("unitRef") is None or not (el.text or "").strip():
+                continue
+            tag = local if "fasb.org/us-gaap" in ns else f"{ns.rsplit('/', 1)[-1]}:{local}"
+            self.facts[tag].append((ctx[0], ctx[1], float(el.text), filed, path.name, form, units.get(el.get("unitRef"), ""), fy, fp))
 
     def _load_companyfacts(self, path: Path) -> None:
         raw = json.load(gzip.open(path))

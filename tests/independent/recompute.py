@@ -145,7 +145,7 @@ def check_item(item: dict, companies: dict[str, Company]) -> dict:
     if item.get("answer") == INSUFFICIENT:
         return {"status": "not_covered", "reason": "deficiency item (the answer depends on what the prompt shows)"}
     if tick not in companies:
-        return {"status": "not_covered", "reason": "company not in the embedded companyfacts or FSDS data (XBRL-instance source)"}
+        return {"status": "not_covered", "reason": "company not in the embedded companyfacts, FSDS or XBRL-instance data"}
     if any(t.get("kind") == "parent_distractor" for t in item.get("traps", [])):
         pass  # scope is consolidated in companyfacts; the distractor only adds context
     unit, decimals = item["unit"], int(item["decimals"])
@@ -238,7 +238,8 @@ def load_items(data: Path) -> list[dict]:
 
 def run(items: list[dict]) -> dict:
     companies, unreadable = {}, {}
-    for t in sorted({i["company"] for i in items} & (companyfacts_tickers() | fsds_tickers())):
+    xbrl = {p.name.split("-")[0].upper() for p in (DATA.parent / "xbrl").glob("*-*_htm.xml.gz")}
+    for t in sorted({i["company"] for i in items} & (companyfacts_tickers() | fsds_tickers() | xbrl)):
         try:
             companies[t] = Company(t)
         except (FileNotFoundError, ValueError) as err:
