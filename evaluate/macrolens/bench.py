@@ -15,6 +15,7 @@ import argparse
 import json
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -80,7 +81,7 @@ def _sampler(args, release):
     return make_sampler(args.model, batch_size=args.batch_size, base_url=args.base_url), False
 
 
-def _generate(sampler, is_baseline, rows, insts, params, batch_size):
+def _generate(sampler, is_baseline, rows, insts, params, batch_size, on_batch=None):
     for i in range(0, len(rows), batch_size):
         batch, items = rows[i:i + batch_size], insts[i:i + batch_size]
         kw = {"items": items} if is_baseline else {}
@@ -88,6 +89,17 @@ def _generate(sampler, is_baseline, rows, insts, params, batch_size):
             row["response"], row["reasoning"] = c.text, c.reasoning
             if c.error:
                 row["transport_error"] = c.error
+        if on_batch is not None:
+            on_batch(len(batch))
+
+
+def _progress():
+    """A rich progress bar on stderr; stage lines are printed with `bar.console.print` (also in logs)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("macrolens {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=True)
 
 
 def ladder_table(summary: dict) -> tuple[dict, str]:
@@ -162,23 +174,31 @@ def run_eval(args) -> int:
     levels = parse_ladder(args.ladder)
     cfg = TaskConfig(granularity=args.granularity, lookback=args.lookback, horizon=args.horizon, budgets=parse_budgets(args.budget),
                      t3_instances=args.t3_instances, seed=args.seed)
+    print(f"macrolens: loading {args.data} and {args.model} ...", file=sys.stderr, flush=True)
     release, sampler, is_baseline = _load_and_check(args, tasks)  # validates before anything is written under OUT
     source = release.source
     rows, drops = [], {}
-    for task in tasks:
-        insts, drops[task] = build(task, release, cfg)
-        task_levels = levels if task in LADDER_TASKS else ["-"]
-        for level in task_levels:
-            part = []
-            for inst in insts:
-                msgs = build_messages(inst, level if level != "-" else "E", args.granularity)
-                part.append({"id": f"{inst['id']}@{level}", "task": task, "level": level, "prompt": msgs[-1]["content"], "_messages": msgs,
-                             "target": inst["target"], "meta": inst["meta"], "cluster": inst["cluster"], "strata": inst["strata"],
-                             "ticker": inst["ticker"], "anchor": inst["anchor"]})
-            max_tokens = args.max_tokens or (12 * cfg.H() + 64 if task == "T1" else 512)
-            params = GenerationParams(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
-            _generate(sampler, is_baseline, part, insts, params, args.batch_size)
-            rows += part
+    with _progress() as bar:
+        for task in tasks:
+            job = bar.add_task(f"{task}: building instances", total=None)
+            insts, drops[task] = build(task, release, cfg)
+            task_levels = levels if task in LADDER_TASKS else ["-"]
+            for level in task_levels:
+                part = []
+                for inst in insts:
+                    msgs = build_messages(inst, level if level != "-" else "E", args.granularity)
+                    part.append({"id": f"{inst['id']}@{level}", "task": task, "level": level, "prompt": msgs[-1]["content"], "_messages": msgs,
+                                 "target": inst["target"], "meta": inst["meta"], "cluster": inst["cluster"], "strata": inst["strata"],
+                                 "ticker": inst["ticker"], "anchor": inst["anchor"]})
+                max_tokens = args.max_tokens or (12 * cfg.H() + 64 if task == "T1" else 512)
+                params = GenerationParams(max_tokens=max_tokens, temperature=args.temperature, seed=args.seed)
+                bar.update(job, description=f"{task} [{level}]", total=len(part), completed=0)
+                began = time.time()
+                _generate(sampler, is_baseline, part, insts, params, args.batch_size, on_batch=lambda n, j=job: bar.advance(j, n))
+                bar.console.print(f"macrolens: {task} [{level}] {len(part)} instances generated in {time.time() - began:.1f} s")
+                rows += part
+            bar.remove_task(job)
+    print("macrolens: scoring (cluster bootstrap) ...", file=sys.stderr, flush=True)
     summary = score_rows(rows, b_min=args.b_min, b_max=args.b_max, seed=args.seed)
     for task in summary:
         for s in summary[task].values():
