@@ -158,3 +158,21 @@ def test_fuzz_bodies_never_raise(payload):
 @given(st.binary(max_size=200))
 def test_fuzz_raw_bytes_never_raise(raw):
     assert isinstance(parse_body(raw).text, str)
+
+
+def test_score_cli_with_lone_surrogates_in_predictions(tmp_path, capsys):
+    """`ledgerlm score` crashed in atomic_write_text on a `"\\ud800"` escape; now it writes U+FFFD."""
+    from eval_fixtures import make_rows
+
+    from ledgerlm.cli import main as ledgerlm_main
+
+    rows = make_rows(4, seed=3)
+    for row in rows:
+        row["response"] = "Final answer: 1 \ud800"
+    text = "".join(json.dumps(r) + "\n" for r in rows)  # ensure_ascii: the lone surrogate travels as an escape
+    assert "\\ud800" in text
+    (tmp_path / "pred.jsonl").write_text(text, encoding="utf-8")
+    code = ledgerlm_main(["score", "--benchmark", "finindices", "--predictions", str(tmp_path / "pred.jsonl"), "--out", str(tmp_path / "run")])
+    assert code == 0, capsys.readouterr().err
+    samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
+    assert len(samples) == 4 and all("\ufffd" in s["response"] for s in samples)
