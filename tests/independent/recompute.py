@@ -8,13 +8,16 @@ Own parser (rawfacts.py), own period logic and hand-written index definitions (e
 nothing from ledgerlm. Each item is recomputed from its company, indices, target_periods, unit and
 decimals. An item passes when every cell equals the item's answer after rounding half away from zero
 (a difference at the rounding boundary of the last digit counts as equal and is tallied).
-Items it cannot recompute are "not covered" with the reason, never a pass. On a mismatch the
+Items it cannot recompute are "not covered" with the reason, never a pass. A deficiency item ("Insufficient
+information") passes when a report the answer needs (quarters from year-to-date reports) is not among the shown
+ones; an answered item also needs every such report shown. On a mismatch the
 alternative conventions (value as originally filed, leases in debt, actual days, as-filed split
 basis) are tried and the one that reproduces the answer names the mismatch class.
 """
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import random
 import sys
@@ -139,11 +142,57 @@ def _classify(mine: float, theirs: float) -> str:
     return "value differs"
 
 
+def report_label(company: Company, start, end) -> str:
+    """The report (contract-2 label of a year-to-date window) whose statements show a value for (start, end)."""
+    year = next((y for y in range(end.year - 1, end.year + 3) if company.fy_end(y) >= end - dt.timedelta(days=3)), None)
+    if year is None:
+        raise Missing(f"no fiscal year for {end}")
+    if abs((company.fy_end(year) - end).days) <= 3:
+        q = 4
+    else:
+        q = next((k for k in (1, 2, 3) if abs((company.quarter_end(year, k) - end).days) <= 3), None)
+        if q is None:
+            raise Missing(f"{end} is no quarter end")
+    return {4: f"FY{year}", 1: f"FY{year}Q1", 2: f"FY{year}H1", 3: f"FY{year}Q3YTD"}[q]
+
+
+def needed_reports(item: dict, company: Company) -> set[str]:
+    """Reports an answer needs when quarters come from year-to-date reports (as a prompt shows them)."""
+    needed = set()
+    for index, period, _answer in cells(item):
+        engine = Engine(company, quarter="derived", eps_q4="ni_over_shares")
+        evaluate(index, engine, period)
+        for u in engine.used:
+            if "end" in u and u.get("concept") not in KIND:
+                needed.add(report_label(company, dt.date.fromisoformat(u["start"]) if u["start"] else None,
+                                        dt.date.fromisoformat(u["end"])))
+    return needed
+
+
+def check_deficiency(item: dict, companies: dict[str, Company]) -> dict:
+    """'Insufficient information' is right when a report the answer needs is not among the shown ones."""
+    if item["company"] not in companies:
+        return {"status": "not_covered", "reason": "company not in the embedded companyfacts, FSDS or XBRL-instance data"}
+    if any(i in INDEX and any(k in i for k in ("eps", "per_share", "dilution")) for i in item["indices"]):
+        return {"status": "not_covered", "reason": "deficiency item on a per-share index (3-month EPS columns: which report shows them is not independent)"}
+    try:
+        needed = needed_reports(item, companies[item["company"]])
+    except (Missing, ZeroDivisionError, KeyError) as err:
+        return {"status": "not_covered", "reason": f"deficiency item: needed reports not determined ({_reason(str(err))})"}
+    missing = needed - set(item.get("context_periods", []))
+    if missing:
+        return {"status": "pass", "boundary": 0, "accepted": []}
+    return {"status": "mismatch", "class": "answered 'Insufficient information' although the shown reports suffice",
+            "cells": [{"index": item["indices"][0], "period": item["target_periods"][0], "answer": INSUFFICIENT, "mine": None,
+                       "class": "answered 'Insufficient information' although the shown reports suffice",
+                       "facts": [{"note": f"needed {sorted(needed)}; shown {item.get('context_periods')}"}]}]}
+
+
 def check_item(item: dict, companies: dict[str, Company]) -> dict:
     """{'status': pass|mismatch|not_covered, 'reason'|'class', 'cells': [...]}"""
     tick = item["company"]
     if item.get("answer") == INSUFFICIENT:
-        return {"status": "not_covered", "reason": "deficiency item (the answer depends on what the prompt shows)"}
+        return check_deficiency(item, companies)
     if tick not in companies:
         return {"status": "not_covered", "reason": "company not in the embedded companyfacts, FSDS or XBRL-instance data"}
     if any(t.get("kind") == "parent_distractor" for t in item.get("traps", [])):
@@ -210,6 +259,16 @@ def check_item(item: dict, companies: dict[str, Company]) -> dict:
                           "class": klass, "facts": engine.used[:12]})
     if out_cells:
         return {"status": "mismatch", "class": out_cells[0]["class"], "cells": out_cells}
+    if not any(k in i for i in item["indices"] for k in ("eps", "per_share", "dilution")):
+        try:  # the answer must be derivable from what the prompt shows
+            missing = needed_reports(item, companies[tick]) - set(item.get("context_periods", []))
+        except (Missing, ZeroDivisionError, KeyError):
+            missing = set()
+        if missing:
+            klass = "answer needs a report the prompt does not show"
+            return {"status": "mismatch", "class": klass, "cells": [{"index": item["indices"][0], "period": item["target_periods"][0],
+                    "answer": item["answer"], "mine": None, "class": klass,
+                    "facts": [{"note": f"missing {sorted(missing)}; shown {item.get('context_periods')}"}]}]}
     return {"status": "pass", "boundary": boundary, "accepted": accepted}
 
 
