@@ -17,6 +17,7 @@ import pandas as pd
 LEASES_AND_PAYABLES = ["lease_liabilities", "lease_liabilities_current", "finance_lease_liabilities",
                        "finance_lease_liabilities_current", "long_term_payables"]
 SHARES = {"shares_basic", "shares_diluted"}
+EPS = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}
 
 
 class Missing(Exception):
@@ -83,16 +84,33 @@ class Raw:
         return self.window(concept, self.start(year), self.qend(year, q))
 
     def quarter(self, concept: str, year: int, q: int) -> float:
-        """Standalone quarter: the filed three-month value if any, else YTD(q) - YTD(q-1)."""
+        """Standalone quarter: the filed three-month value if any, else YTD(q) - YTD(q-1); EPS and
+        weighted shares are not additive (README "Conventions: splits and EPS"): EPS = the quarter's net
+        income / the quarter's shares, shares = share-days of the YTD windows over the quarter's days."""
         if q == 1:
             return self.ytd(concept, year, 1)
         qs = self.qend(year, q - 1) + dt.timedelta(days=1)
         direct = self.windows.get((concept, qs, self.qend(year, q)))
-        if direct is not None and concept not in SHARES:
+        if direct is not None:
             return direct
-        if concept in SHARES:  # weighted-average shares: n quarters' average less the first n-1 quarters'
-            return q * self.ytd(concept, year, q) - (q - 1) * self.ytd(concept, year, q - 1)
+        if concept in EPS:
+            return self.quarter(self.numerator(year, q), year, q) / self.quarter(EPS[concept], year, q)
+        if concept in SHARES:
+            d1, d0 = self.days_to(year, q), self.days_to(year, q - 1)
+            return (self.ytd(concept, year, q) * d1 - self.ytd(concept, year, q - 1) * d0) / (d1 - d0)
         return self.ytd(concept, year, q) - self.ytd(concept, year, q - 1)
+
+    def days_to(self, year: int, q: int) -> int:
+        """Days of the year-to-date window ending at quarter q (both ends included)."""
+        return (self.qend(year, q) - self.start(year)).days + 1
+
+    def numerator(self, year: int, q: int) -> str:
+        """EPS numerator: net income attributable to the parent, else net income when that line is not filed."""
+        try:
+            self.ytd("net_income_parent", year, q)
+            return "net_income_parent"
+        except Missing:
+            return "net_income"
 
 
 class Ref:
@@ -159,6 +177,11 @@ class Ref:
             return r.ytd(concept, y, q)
         if self.kind == "Q":
             return r.quarter(concept, y, q)
+        if concept in EPS:  # TTM EPS = TTM net income / TTM time-weighted shares
+            return self.f(r.numerator(y, q)) / self.f(EPS[concept])
+        if concept in SHARES:  # TTM shares: share-days of YTD(y, q) + FY(y-1) - YTD(y-1, q) over their days
+            parts = [(1, y, q), (1, y - 1, 4), (-1, y - 1, q)]
+            return sum(k * r.ytd(concept, a, b) * r.days_to(a, b) for k, a, b in parts) / sum(k * r.days_to(a, b) for k, a, b in parts)
         return r.ytd(concept, y, q) + r.ytd(concept, y - 1, 4) - r.ytd(concept, y - 1, q)
 
     def date(self) -> dt.date:
