@@ -29,7 +29,8 @@ ANNUAL_FORMS = ("10-K", "10-K/A", "20-F", "20-F/A", "40-F", "10-KT")
 # canonical concept -> tags in priority order (us-gaap, then ifrs-full); my own reading of the taxonomies
 TAGS: dict[str, list[str]] = {
     "revenue": ["Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax", "SalesRevenueNet",
-                "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueGoodsNet", "ifrs:Revenue"],
+                "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueGoodsNet", "RegulatedAndUnregulatedOperatingRevenue",
+                "ifrs:Revenue"],
     "cost_of_revenue": ["CostOfRevenue", "CostOfGoodsAndServicesSold", "CostOfGoodsSold", "ifrs:CostOfSales"],
     "operating_income": ["OperatingIncomeLoss", "ifrs:ProfitLossFromOperatingActivities"],
     "pretax_income": ["IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
@@ -41,7 +42,7 @@ TAGS: dict[str, list[str]] = {
     "rd_expense": ["ResearchAndDevelopmentExpense", "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",
                    "ifrs:ResearchAndDevelopmentExpense"],
     "selling_expense": ["SellingAndMarketingExpense", "ifrs:SellingExpense"],
-    "admin_expense": ["GeneralAndAdministrativeExpense", "ifrs:AdministrativeExpense"],
+    "admin_expense": ["GeneralAndAdministrativeExpense", "ifrs:AdministrativeExpense", "ifrs:GeneralAndAdministrativeExpense"],
     "operating_expenses": ["OperatingExpenses", "ifrs:OperatingExpense"],
     "sga_expense": ["SellingGeneralAndAdministrativeExpense", "ifrs:SellingGeneralAndAdministrativeExpense"],
     "interest_expense": ["InterestExpense", "InterestExpenseNonoperating", "InterestExpenseDebt", "ifrs:InterestExpense"],
@@ -70,7 +71,7 @@ TAGS: dict[str, list[str]] = {
     "noncurrent_assets": ["AssetsNoncurrent", "NoncurrentAssets", "ifrs:NoncurrentAssets"],
     "cash": ["CashAndCashEquivalentsAtCarryingValue", "ifrs:CashAndCashEquivalents"],
     "inventory": ["InventoryNet", "ifrs:Inventories"],
-    "accounts_receivable": ["AccountsReceivableNetCurrent", "ifrs:CurrentTradeReceivables", "ifrs:TradeAndOtherCurrentReceivables"],
+    "accounts_receivable": ["AccountsReceivableNetCurrent", "ReceivablesNetCurrent", "AccountsNotesAndLoansReceivableNetCurrent", "ifrs:CurrentTradeReceivables", "ifrs:TradeAndOtherCurrentReceivables"],
     "accounts_payable": ["AccountsPayableCurrent", "ifrs:TradeAndOtherCurrentPayablesToTradeSuppliers", "ifrs:TradeAndOtherCurrentPayables"],
     "ppe_net": ["PropertyPlantAndEquipmentNet", "ifrs:PropertyPlantAndEquipment"],
     "goodwill": ["Goodwill", "ifrs:Goodwill"],
