@@ -176,3 +176,16 @@ def test_score_cli_with_lone_surrogates_in_predictions(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     samples = read_jsonl(tmp_path / "run" / "samples.jsonl")
     assert len(samples) == 4 and all("\ufffd" in s["response"] for s in samples)
+
+
+def test_caches_poisoned_by_an_older_version_are_misses_not_crashes(tmp_path):
+    """Rows an older version cached from bad bodies (the issue: every rerun then crashed loading them)."""
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    for key, blob in [("a", "not json"), ("b", '{"text": 5}'), ("c", '{"nope": 1}'), ("d", "[]"), ("e", '{"text": ""}')]:
+        cache._db.execute("INSERT INTO responses VALUES (?, ?, ?, ?)", (key, "m", blob, 0.0))
+    assert [cache.get(k) for k in "abcde"] == [None] * 5
+    lines = ['{"key": "k1", "completion": null}', '{"key": "k2", "completion": {"text": 7, "finish_reason": "stop"}}',
+             '{"key": "k3", "completion": {"text": "", "finish_reason": "stop"}}', '[1, 2]', '"x"',
+             '{"key": "k4", "completion": {"text": "Final answer: 1", "finish_reason": "stop"}}']
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert set(CompletionCache(tmp_path / "d.jsonl")._records) == {"k4"}
