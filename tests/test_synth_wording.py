@@ -1,0 +1,59 @@
+"""Question wording of issue 11 part B: consolidated scope beside parent statements, conventions in no-hint
+prompts, answers never rounding to 0 (re-drawn at a smaller unit, then more decimals).
+
+    python -m pytest tests/test_synth_wording.py -q
+"""
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from ledgerlm.synth.build import instructions
+from ledgerlm.synth.build.answers import answer_text, rounds_to_zero
+from ledgerlm.synth.build.pipeline import Drop
+
+UNITS = ["units", "thousands", "ten_thousands", "millions", "hundred_millions", "billions"]
+
+
+def _choice(language="en", unit="billions", decimals=1):
+    c = instructions.choose(random.Random(1), language=language, paradigm="single", units=[unit], decimals=[decimals],
+                            table_formats=["json"])
+    assert c.currency_unit == unit and c.decimals == decimals
+    return c
+
+
+def _msg(choice, **kw):
+    return instructions.user_message(choice, company="X", company_name="X Co", blocks=["b"], index_names=["Capex"],
+                                     periods=["FY2024"], kinds=["currency"], currency="USD", **kw)
+
+
+@pytest.mark.parametrize("language,needle", [("en", "consolidated group"), ("zh", "合并报表口径")])
+def test_scope_is_stated_when_parent_statements_are_shown(language, needle):
+    c = _choice(language)
+    assert needle in _msg(c, hints=None, scope_note=True)
+    assert needle not in _msg(c, hints=None, scope_note=False)
+
+
+def test_no_hint_prompt_states_conventions_but_not_the_formula():
+    c = _choice()
+    text = _msg(c, hints=None, conventions=["Days in period = 90 per quarter."])
+    assert "Conventions: Days in period = 90 per quarter." in text and "Formula" not in text
+    assert "Conventions" not in _msg(c, hints=["Capex = purchases of PP&E"], conventions=None)
+
+
+def test_capex_of_11_million_is_not_asked_in_billions_to_one_decimal():
+    """The issue's example: $11 M of capex asked in billions to 1 dp would be 0.0."""
+    v = SimpleNamespace(value=11e6, result="currency")
+    assert rounds_to_zero(v.value, v.result, "billions", 1)
+    c = instructions.showing(_choice(unit="billions", decimals=1), [v], UNITS)
+    assert c.currency_unit == "hundred_millions" and answer_text(v.value, v.result, c.currency_unit, c.decimals) == "0.1"
+    assert not rounds_to_zero(0.0, "currency", "billions", 1)  # a true zero stays as asked
+
+
+def test_tiny_ratio_gets_more_decimals_or_is_dropped():
+    c = instructions.showing(_choice(decimals=1), [SimpleNamespace(value=0.00004, result="percent")], UNITS)
+    assert c.decimals == 3 and answer_text(0.00004, "percent", c.currency_unit, c.decimals) == "0.004"
+    with pytest.raises(Drop, match="rounds_to_zero"):
+        instructions.showing(_choice(decimals=1), [SimpleNamespace(value=1e-12, result="ratio")], UNITS)
