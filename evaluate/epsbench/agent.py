@@ -93,13 +93,16 @@ def start_conversation(instance: Instance, schema: Schema, toolbox: Toolbox, run
 
 
 def run_conversations(sampler: Sampler, conversations: list[Conversation], params: GenerationParams, config: AgentConfig,
-                      native: bool) -> list[Conversation]:
-    """Step every unfinished conversation once per round until all are done or out of turns."""
+                      native: bool, on_round=None) -> list[Conversation]:
+    """Step every unfinished conversation once per round until all are done or out of turns;
+    `on_round(round, active, done)` is called before each round (progress)."""
     limit = config.max_turns if config.max_turns is not None else SAFETY_TURNS
-    for _ in range(limit):
+    for round_ in range(limit):
         active = [c for c in conversations if not c.done]
         if not active:
             break
+        if on_round is not None:
+            on_round(round_ + 1, len(active), len(conversations) - len(active))
         kwargs = {"tools": active[0].toolbox.specs()} if native else {}
         completions = sampler.generate([c.messages for c in active], params, **kwargs)
         for conv, comp in zip(active, completions):

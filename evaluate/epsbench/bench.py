@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -78,7 +79,11 @@ def run_eval(args: argparse.Namespace) -> int:
         params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed + k - 1)
         convs = [start_conversation(i, release.schema(i.id), Toolbox(release.schema(i.id), i, args.docs, information), run, native)
                  for i in instances]
-        for conv in run_conversations(sampler, convs, params, config, native):
+        began = time.time()
+        progress = lambda r, active, done, run=run: print(  # noqa: E731  one line per round: long runs show progress
+            f"epsbench: run {run} round {r}: {active} conversations active, {done}/{len(convs)} finished "
+            f"({time.time() - began:.0f} s)", file=sys.stderr, flush=True)
+        for conv in run_conversations(sampler, convs, params, config, native, on_round=progress):
             iid = conv.instance.id
             record = make_record(conv, release.truth.get(iid), args.model, (release.consensus or {}).get(iid))
             path = out / run / "records" / conv.instance.ticker / conv.instance.fiscal_quarter / RECORD_NAME
