@@ -37,7 +37,7 @@ class Reference:
 
     def __init__(self, release: D.Release, seed: int = 42):
         self.release, self.seed = release, seed
-        self.holdout = D.company_holdout(release.tickers(), seed=seed)
+        self.holdout = D.release_holdout(release, seed=seed)
         self._cache: dict = {}
 
     # T2/T5: median latest market cap of train companies in the same sector

@@ -46,6 +46,9 @@ class Release:
     news: pd.DataFrame
     properties: pd.DataFrame
     source: str
+    macro_series: list[str] | None = None  # every macro column of the release (layout reader); None: columns.yaml's group
+    holdout: set[str] | None = None  # the release's own company holdout (processed/holdout_tickers), if shipped
+    shipped: dict | None = None  # task -> the release's own instance keys (processed/instances_<task>), if shipped
 
     @property
     def split_date(self) -> pd.Timestamp:
@@ -87,6 +90,10 @@ def load_release(source: str, granularity: str = "daily", schema: Schema | None 
         raise InputError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}", field="granularity")
     schema = schema or load_schema()
     source = str(source)
+    from ledgerlm.evaluate.macrolens import release_layout
+
+    if Path(source).is_dir() and release_layout.is_layout(source):  # the public release's data/{daily,...} folders
+        return release_layout.load_layout(source, granularity, schema)
     panel_table = f"panel_{granularity}"
     tables = {"panel": _logical(_read_table(source, panel_table, schema), "panel", panel_table, schema, source)}
     for kind in ("static", "scenarios", "filings", "news", "properties"):
@@ -101,10 +108,16 @@ def is_test_date(dates: pd.Series, granularity: str) -> pd.Series:
 
 
 def company_holdout(tickers, fraction: float = HOLDOUT_FRACTION, seed: int = SEED) -> set[str]:
-    """The held-out companies: a seeded sample of round(fraction * n) tickers (at least one)."""
+    """The held-out companies: a seeded sample of floor(fraction * n) tickers (at least one) - the paper's
+    1,324 of 4,416 (0.3 x 4,416 = 1,324.8)."""
     universe = sorted(set(tickers))
-    k = max(1, round(fraction * len(universe))) if universe else 0
+    k = max(1, int(fraction * len(universe))) if universe else 0
     return set(random.Random(seed).sample(universe, k))
+
+
+def release_holdout(release: "Release", seed: int = SEED) -> set[str]:
+    """The release's own holdout list when it ships one, else the seeded 30 % sample."""
+    return set(release.holdout) if release.holdout else company_holdout(release.tickers(), seed=seed)
 
 
 def address_split(addresses, test_fraction: float = ADDRESS_TEST_FRACTION, seed: int = SEED) -> set[str]:

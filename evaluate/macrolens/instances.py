@@ -90,7 +90,7 @@ def _context(release: D.Release, g: pd.DataFrame, i: int, rows: int, task: str, 
     return {
         "history": history,
         "fundamentals": _values(row, input_features(task, schema)),
-        "macro": _values(row, schema.group("macro")),
+        "macro": _values(row, release.macro_series or schema.group("macro")),
         "scenario_flags": _values(row, schema.group("scenario_flags")),
         "recent_scenarios": [{"date": r.event_date.strftime("%Y-%m-%d"), "description": r.description} for r in recent.head(5).itertuples()],
         "filing": None if filing.empty else {"date": filing.iloc[0]["filing_date"].strftime("%Y-%m-%d"), "form": str(filing.iloc[0].get("form", "")),
@@ -121,6 +121,22 @@ def _instance(task, iid, ticker, anchor, cluster, row, target, meta, context) ->
             "target": target, "meta": meta, "context": context}
 
 
+def _select(task: str, release: D.Release, cands: pd.DataFrame, cfg: TaskConfig) -> pd.DataFrame:
+    """The release's own instances when it ships them (their keys, in their order, up to the budget), else the
+    seeded stratified sample."""
+    from ledgerlm.evaluate.macrolens.release_layout import INSTANCE_KEYS
+
+    shipped = (release.shipped or {}).get(task)
+    if shipped is None:
+        return stratified_sample(cands, cfg.budgets[task], STRATA[task], cfg.seed)
+    keys = list(INSTANCE_KEYS[task])
+    norm = lambda df: df[keys].astype(str).agg("|".join, axis=1)  # noqa: E731
+    wanted = shipped.assign(date=shipped["date"].dt.strftime("%Y-%m-%d")) if "date" in keys else shipped
+    have = cands.assign(date=pd.to_datetime(cands["date"]).dt.strftime("%Y-%m-%d")) if "date" in keys else cands
+    picked = cands[norm(have).isin(set(norm(wanted))).to_numpy()]
+    return picked.head(cfg.budgets[task]) if cfg.budgets[task] else picked
+
+
 # ---- T1 ------------------------------------------------------------------------------------------------
 def build_t1(release: D.Release, cfg: TaskConfig):
     L, H = cfg.L(), cfg.H()
@@ -131,11 +147,11 @@ def build_t1(release: D.Release, cfg: TaskConfig):
         idx = np.flatnonzero(D.is_test_date(g["date"], release.granularity).to_numpy())
         idx = idx[(idx >= L - 1) & (idx + H < n)]
         if idx.size:
-            parts.append(pd.DataFrame({"ticker": ticker, "i": idx, "sector": g["sector"].iloc[idx].to_numpy(),
+            parts.append(pd.DataFrame({"ticker": ticker, "i": idx, "date": g["date"].iloc[idx].to_numpy(), "sector": g["sector"].iloc[idx].to_numpy(),
                                        "market_cap": g["market_cap"].iloc[idx].to_numpy() if "market_cap" in g else np.nan}))
     if not parts:
         return [], {"no_anchor_with_full_lookback_and_horizon": len(groups)}
-    cands = stratified_sample(_with_strata(pd.concat(parts, ignore_index=True), release), cfg.budgets["T1"], STRATA["T1"], cfg.seed)
+    cands = _select("T1", release, _with_strata(pd.concat(parts, ignore_index=True), release), cfg)
     out = []
     for c in cands.to_dict("records"):
         g, i = groups[c["ticker"]], int(c["i"])
@@ -149,10 +165,21 @@ def build_t1(release: D.Release, cfg: TaskConfig):
 
 # ---- T2 / T5 -------------------------------------------------------------------------------------------
 def build_valuation(task: str, release: D.Release, cfg: TaskConfig):
-    holdout = D.company_holdout(release.tickers(), seed=cfg.seed)
+    holdout = D.release_holdout(release, seed=cfg.seed)
     groups = _by_ticker(release)
     fields = [f for f in STATEMENT_FIELDS if f in release.panel.columns]
     rows, drops = [], {}
+    shipped = (release.shipped or {}).get(task)
+    if shipped is not None:  # the release's own instances: their (ticker, date), not rebuilt
+        for r in shipped.itertuples():
+            g = groups.get(str(r.ticker))
+            hit = np.flatnonzero((g["date"] == pd.Timestamp(r.date)).to_numpy()) if g is not None else []
+            if len(hit) == 0 or pd.isna(g["market_cap"].iloc[hit[0]]):
+                drops["shipped_instance_not_in_panel"] = drops.get("shipped_instance_not_in_panel", 0) + 1
+                continue
+            i = int(hit[0])
+            rows.append({"ticker": str(r.ticker), "i": i, "sector": g["sector"].iloc[i], "market_cap": float(g["market_cap"].iloc[i])})
+        holdout = set()
     for ticker in sorted(holdout):
         g = groups[ticker]
         ok = np.flatnonzero((g["market_cap"].notna() & g[fields].notna().any(axis=1)).to_numpy()) if fields else []
@@ -162,7 +189,9 @@ def build_valuation(task: str, release: D.Release, cfg: TaskConfig):
         rows.append({"ticker": ticker, "i": int(ok[-1]), "sector": g["sector"].iloc[ok[-1]], "market_cap": float(g["market_cap"].iloc[ok[-1]])})
     if not rows:
         return [], drops
-    cands = stratified_sample(_with_strata(pd.DataFrame(rows), release), cfg.budgets[task], STRATA[task], cfg.seed)
+    cands = _with_strata(pd.DataFrame(rows), release)
+    cands = cands.head(cfg.budgets[task]) if shipped is not None and cfg.budgets[task] else \
+        cands if shipped is not None else stratified_sample(cands, cfg.budgets[task], STRATA[task], cfg.seed)
     out = []
     for c in cands.to_dict("records"):
         g, i = groups[c["ticker"]], int(c["i"])
@@ -180,20 +209,21 @@ def statement_snapshots(g: pd.DataFrame) -> pd.DataFrame:
 
 
 def build_statement(task: str, release: D.Release, cfg: TaskConfig):
-    holdout = D.company_holdout(release.tickers(), seed=cfg.seed)
+    holdout = D.release_holdout(release, seed=cfg.seed)
     groups = _by_ticker(release)
     rows, drops, snaps_of = [], {}, {}
     for ticker in sorted(holdout):
         snaps = snaps_of[ticker] = statement_snapshots(groups[ticker])
         ks = [k for k in range(1, len(snaps)) if snaps["filing_date"].iloc[k] >= release.split_date]
-        if cfg.t3_instances == "latest":
+        if cfg.t3_instances == "latest" and task not in (release.shipped or {}):  # shipped instances pick their own filings
             ks = ks[-1:]
         if not ks:
             drops["no_test_window_filing_with_prior"] = drops.get("no_test_window_filing_with_prior", 0) + 1
-        rows += [{"ticker": ticker, "k": k, "sector": snaps["sector"].iloc[k], "market_cap": snaps["market_cap"].iloc[k]} for k in ks]
+        rows += [{"ticker": ticker, "k": k, "accession": snaps["filing_accession"].iloc[k], "sector": snaps["sector"].iloc[k],
+                  "market_cap": snaps["market_cap"].iloc[k]} for k in ks]
     if not rows:
         return [], drops
-    cands = stratified_sample(_with_strata(pd.DataFrame(rows), release), cfg.budgets[task], STRATA[task], cfg.seed)
+    cands = _select(task, release, _with_strata(pd.DataFrame(rows), release), cfg)
     out = []
     for c in cands.to_dict("records"):
         snaps, k = snaps_of[c["ticker"]], int(c["k"])
@@ -236,7 +266,7 @@ def build_t4(release: D.Release, cfg: TaskConfig):
                          "ret": 100.0 * (p1 / p0 - 1.0), "p0": p0, "event_date": e["event_date"], "description": str(e["description"])})
     if not rows:
         return [], drops
-    cands = stratified_sample(_with_strata(pd.DataFrame(rows), release), cfg.budgets["T4"], STRATA["T4"], cfg.seed)
+    cands = _select("T4", release, _with_strata(pd.DataFrame(rows), release), cfg)
     out = []
     for c in cands.to_dict("records"):
         g, i = groups[c["ticker"]], int(c["i"])
@@ -260,7 +290,7 @@ def build_t7(release: D.Release, cfg: TaskConfig):
     cands = props[props["address"].isin(test)].copy()
     cands["property_type"] = cands["property_type"].fillna("unknown").astype(str)
     cands["state"] = cands["state"].fillna("unknown").astype(str)
-    cands = stratified_sample(cands.reset_index(drop=True), cfg.budgets["T7"], STRATA["T7"], cfg.seed)
+    cands = _select("T7", release, cands.reset_index(drop=True), cfg)
     out = []
     for c in cands.to_dict("records"):
         attrs = {k: (c[k].strftime("%Y-%m-%d") if isinstance(c[k], pd.Timestamp) else c[k]) for k in T7_ATTRIBUTES
