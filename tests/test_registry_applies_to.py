@@ -118,3 +118,16 @@ def test_synth_never_asks_unfit_periods_or_standards():
             assert std in ix.applies_to, (ix.id, item.company)
             assert all(ix.accepts(p) for p in item.periods), (ix.id, item.periods)
     assert drawn > 50
+
+
+def test_sums_of_optional_lines_are_asked_only_when_grounded():
+    """A filer whose debt sits under one total (Ford) or nowhere is not asked a debt figure that would read 0."""
+    from ledgerlm.synth.indices.registry import may_derive
+
+    ford = {"debt_and_lease_total", "total_equity", "cash", "total_liabilities"}
+    assert may_derive(REGISTRY["financial_debt"], REGISTRY, ford)
+    assert not may_derive(REGISTRY["long_term_debt_to_equity"], REGISTRY, ford)  # its non-current part is unknown
+    assert not may_derive(REGISTRY["financial_debt"], REGISTRY, {"total_equity", "cash"})
+    snow = {"long_term_debt", "total_equity", "cash"}  # convertible notes only: current debt is a legitimate 0
+    assert may_derive(REGISTRY["financial_debt"], REGISTRY, snow) and may_derive(REGISTRY["debt_to_capital"], REGISTRY, snow)
+    assert not may_derive(REGISTRY["gross_margin"], REGISTRY, {"revenue"})  # a required line missing

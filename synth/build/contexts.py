@@ -190,11 +190,11 @@ class Builder:
         """Indices of `axis` whose concepts this company reports (cheap filter before computing)."""
         key = (company, axis)
         if key not in self._eligible:
-            from ledgerlm.synth.indices.registry import accounting_standard
+            from ledgerlm.synth.indices.registry import accounting_standard, may_derive
 
             have = set(self.stores[company].concepts(company))
             standard = accounting_standard(self.stores[company], company)  # issue 11: never ask CAS-only indices of US filers
-            self._eligible[key] = [i for i in self.by_axis.get(axis, []) if self._concepts_of(i) <= have
+            self._eligible[key] = [i for i in self.by_axis.get(axis, []) if may_derive(self.registry[i], self.registry, have)
                                    and (standard is None or standard in self.registry[i].applies_to)]
         return self._eligible[key]
 

@@ -80,6 +80,95 @@ class Index:
         return conventions.joined(conventions.notes(self, language), language)
 
 
+def required_concepts(index: "Index", registry) -> frozenset[str]:
+    """Concepts a company must report for the index to be derivable at all: lines inside optional() are not
+    required, and a first_of() needs only what every one of its alternatives needs (a cheap eligibility filter;
+    compute decides). Referenced indices are expanded."""
+    from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg
+
+    def walk(node, stack: tuple[str, ...]) -> frozenset[str]:
+        if isinstance(node, Name):
+            n = node.name
+            if n in BUILTIN_NAMES:
+                return frozenset()
+            if n in registry and not is_concept(n) and n not in stack:
+                return walk(registry[n].ast, stack + (n,))
+            return frozenset({n}) if is_concept(n) else frozenset()
+        if isinstance(node, Neg):
+            return walk(node.operand, stack)
+        if isinstance(node, BinOp):
+            return walk(node.left, stack) | walk(node.right, stack)
+        if isinstance(node, Call):
+            if node.func == "optional":
+                return frozenset()
+            parts = [walk(a, stack) for a in node.args]
+            if node.func == "first_of":
+                return frozenset.intersection(*parts)
+            return frozenset().union(*parts)
+        return frozenset()
+
+    return walk(index.ast, (index.id,))
+
+
+def may_derive(index: "Index", registry, have: set[str]) -> bool:
+    """Cheap filter before computing (compute decides): the company reports every required concept, and the value
+    is grounded in lines it reports — an index used in a product, a quotient or a function (e.g. `noncurrent_debt /
+    total_equity`) must read at least one reported line, a sum needs one grounded term, a first_of() one grounded
+    alternative. So a sum of optional lines (debt under unmapped tags) is never asked and answered 0."""
+    from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg
+
+    if not required_concepts(index, registry) <= have:
+        return False
+
+    def ref(n: str) -> bool:
+        return n in registry and not is_concept(n) and n not in BUILTIN_NAMES
+
+    def grounded(node, depth=0) -> bool:
+        if depth > 50:
+            return False
+        if isinstance(node, Name):
+            if ref(node.name):
+                return grounded(registry[node.name].ast, depth + 1)
+            return node.name in have
+        if isinstance(node, Neg):
+            return grounded(node.operand, depth)
+        if isinstance(node, BinOp):
+            return grounded(node.left, depth) or grounded(node.right, depth)
+        if isinstance(node, Call):
+            return any(grounded(a, depth) for a in node.args)
+        return False
+
+    def valid(node, strict: bool, depth=0) -> bool:
+        """strict: an index reference here must itself be grounded (it is not one term of a sum)."""
+        if depth > 50:
+            return False
+        if isinstance(node, Name):
+            if not ref(node.name):
+                return True
+            inner = registry[node.name].ast
+            return valid(inner, False, depth + 1) and (not strict or grounded(inner))
+        if isinstance(node, Neg):
+            return valid(node.operand, strict, depth)
+        if isinstance(node, BinOp):
+            if node.op in "+-":
+                return valid(node.left, False, depth) and valid(node.right, False, depth) \
+                    and (not strict or grounded(node.left) or grounded(node.right))
+            return valid(node.left, True, depth) and valid(node.right, True, depth)
+        if isinstance(node, Call):
+            if node.func == "first_of":  # a grounded alternative; as one term of a sum, a valid one (it may be 0)
+                return any(valid(a, False, depth) and grounded(a) for a in node.args) \
+                    or not strict and all(valid(a, False, depth) for a in node.args)
+            if node.func in ("optional", "sum_of"):
+                return all(valid(a, False, depth) for a in node.args)
+            return all(valid(a, True, depth) for a in node.args)
+        return True
+
+    concepts_read = grounded(index.ast)
+    from ledgerlm.synth.indices.conventions import closure
+
+    return valid(index.ast, True) and (concepts_read or not closure(index, registry)[2])
+
+
 def period_kind(period) -> str:
     """`FY2023` -> FY, `FY2023Q1` -> Q, `FY2023H1` -> H1, `FY2023Q3YTD` -> Q3YTD, `FY2023Q2TTM` -> TTM."""
     from ledgerlm.synth.statements.periods import parse_period
