@@ -62,6 +62,7 @@ def test_instance_pde_is_the_median_of_the_release_run_pdes(tmp_path: Path):
         assert len(pdes) == 3
         assert results["instance_pde"][iid] == pytest.approx(statistics.median(pdes), rel=1e-9)
     # the other 145 release instances have no record in any run: +inf, left out of the median (main_tables `finite`)
+    assert results["scorer_version"] == 2
     assert results["n_grid"] == 149 and results["n_instances_finite"] == 4 and results["n_instances_failed"] == 145
     assert results["pde_median"] == pytest.approx(statistics.median(statistics.median(v) for v in by_instance.values()), rel=1e-9)
     # interval columns pool the 9 runs with an interval (3 of 12 have none)

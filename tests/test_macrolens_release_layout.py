@@ -79,3 +79,25 @@ def test_a_folder_missing_a_table_is_one_clear_error(layout_root, tmp_path):
         f.unlink()
     with pytest.raises(InputError, match="macro"):
         D.load_release(str(copy), "daily")
+
+
+@pytest.mark.parametrize("task, keys, cands", [
+    ("T4", {"event_id": ["EV2", "EV1"], "ticker": ["B", "A"]},
+     {"event_id": ["EV1", "EV1", "EV2", "EV2"], "ticker": ["A", "B", "A", "B"]}),
+    ("T7", {"address": ["x2"]}, {"address": ["x1", "x2", "x3"]}),
+    ("T1", {"ticker": ["A"], "date": pd.to_datetime(["2025-01-02"])},
+     {"ticker": ["A", "A", "B"], "date": pd.to_datetime(["2025-01-02", "2025-01-03", "2025-01-02"])}),
+])
+def test_shipped_keys_select_the_instances(task, keys, cands):
+    from types import SimpleNamespace
+
+    from ledgerlm.evaluate.macrolens.instances import _select
+
+    release = SimpleNamespace(shipped={task: pd.DataFrame(keys)})
+    picked = _select(task, release, pd.DataFrame(cands), TaskConfig())
+    want = {tuple(map(str, row)) for row in pd.DataFrame(keys).astype(str).itertuples(index=False)}
+    got = {tuple(map(str, row)) for row in picked[list(keys)].astype(str).itertuples(index=False)}
+    if task == "T1":
+        got = {(t, d[:10]) for t, d in got}
+        want = {(t, d[:10]) for t, d in want}
+    assert got == want

@@ -37,6 +37,7 @@ import numpy as np
 from ledgerlm.evaluate.epsbench.release import Release
 from ledgerlm.evaluate.epsbench.validation import Flag
 
+SCORER_VERSION = 2  # 2: aggregation exactly as the release's main_tables.py (finite-instance median, flipped intervals scored)
 ALPHA = 0.2  # 80% interval
 CI_LEVEL = 0.90  # the paper's bootstrap intervals are 90%
 N_BOOT = 2000
@@ -198,7 +199,7 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
     rng = np.random.default_rng(seed)
     ok = sum(r.eps_pred is not None for r in in_grid)
     out: dict[str, Any] = {
-        "benchmark": "epsbench", "n_records": len(rows) + n_unreadable, "n_instances": len(by_instance),
+        "benchmark": "epsbench", "scorer_version": SCORER_VERSION, "n_records": len(rows) + n_unreadable, "n_instances": len(by_instance),
         "n_grid": len(grid), "runs": runs, "alpha": ALPHA, "ci_level": CI_LEVEL,
         "aggregation": "main_tables.py (JadeXu16/epsbench bbf98810): instance PDE = median over runs (missing/unparseable run = inf); "
                        "median PDE over finite instances; intervals pooled over runs with numeric p10/p90, flipped included",

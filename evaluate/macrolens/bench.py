@@ -122,7 +122,9 @@ def ladder_table(summary: dict) -> tuple[dict, str]:
 def _finish(out: Path, rows: list[dict], summary: dict, config: dict, model: str, t0: float) -> dict:
     table, text = ladder_table(summary)
     flat = {f"{t}/{lv}/{m}": v["value"] for t, lvs in summary.items() for lv, s in lvs.items() for m, v in s["metrics"].items()}
-    results = {"benchmark": "macrolens", "model": model, "config": config, "tasks": summary, "ladder": table, "metrics": flat,
+    from ledgerlm.evaluate.macrolens.scoring import SCORER_VERSION
+
+    results = {"benchmark": "macrolens", "scorer_version": SCORER_VERSION, "model": model, "config": config, "tasks": summary, "ladder": table, "metrics": flat,
                "score_field": "per-instance primary loss (lower is better): T1 MSE, T2/T5 APE %, T3/T6 mean APE %, T4 |error| %, T7 mean APE %",
                "score_kind": "loss", "score_name": "primary loss", "group_by": ["task", "level"],  # for `ledgerlm compare/report`
                "versions": {"python": platform.python_version(), "ledgerlm": _version()}, "time": {"wall_s": round(time.time() - t0, 2)}}

@@ -13,6 +13,7 @@ from ledgerlm.evaluate.macrolens.bootstrap import cluster_bootstrap, stratified,
 from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEMENT_FIELDS, instance_loss
 from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
 
+SCORER_VERSION = 2  # 2: T1 unparsed = zero path, T3/T6 MAPE = mean of per-field MAPEs, every metric stratified
 T7_FIELDS = ("rent", "price")
 T7_ALIASES = {"monthly_rent": "rent", "rent_estimate": "rent", "sale_price": "price", "price_estimate": "price", "value": "price"}
 STRATA_KEYS = ("sector", "cap_quartile", "filing_tercile", "category", "property_type", "state")
