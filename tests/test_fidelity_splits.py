@@ -151,3 +151,18 @@ def test_fsds_multi_registrant_parent_rows_are_consolidated():
     # no embedded filing has parent-only (Schedule I) rows: every LegalEntity=ParentCompany row is in such a filing
     all_facts = pd.concat([fsds.load_fsds(SEC / "fsds" / q) for q in ("2009q3", "2010q1", "2010q2")])
     assert set(all_facts["scope"]) == {"consolidated"}
+
+
+def test_revenue_per_share_and_ttm_across_the_2020_apple_split():
+    """Per-share indices read shares on the latest basis: FY2019 shares were filed as 4,648,913,000 (10-K
+    filed 2019-10-31) before the 4-for-1 split of August 2020."""
+    s = store("AAPL")
+    revenue = filed_value("AAPL", "RevenueFromContractWithCustomerExcludingAssessedTax", "2018-09-30", "2019-09-28", "2019-10-31", "USD")
+    shares = filed_value("AAPL", "WeightedAverageNumberOfDilutedSharesOutstanding", "2018-09-30", "2019-09-28", "2019-10-31", "shares")
+    assert compute(s, "AAPL", "revenue_per_share", "FY2019").value == pytest.approx(revenue / (shares * 4), rel=1e-6)
+    # TTM ending Q3 FY2020 mixes a pre-split 10-Q (9M FY2020, filed 2020-07-31) with the post-split 10-K comparative
+    nine = filed_value("AAPL", "WeightedAverageNumberOfDilutedSharesOutstanding", "2019-09-29", "2020-06-27", "2020-07-31", "shares")
+    nine_prior = filed_value("AAPL", "WeightedAverageNumberOfDilutedSharesOutstanding", "2018-09-30", "2019-06-29", "2019-07-31", "shares")
+    ttm_shares = (nine * 4 * 273 + shares * 4 * 364 - nine_prior * 4 * 273) / 364
+    got = s.value("AAPL", "shares_diluted", "FY2020Q3TTM").value
+    assert got == pytest.approx(ttm_shares, rel=1e-6)
