@@ -52,3 +52,25 @@ def test_score_explains_an_old_samples_file(tmp_path, capsys):
     (tmp_path / "s.jsonl").write_text(json.dumps(row) + "\n")
     assert cli.main(["score", "--benchmark", "finindices", "--predictions", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o")]) == 1
     assert "looks like an eval samples.jsonl row but has no 'decimals'" in capsys.readouterr().err
+
+
+def test_validate_does_not_list_future_quarters_as_underivable(capsys):
+    assert cli.main(["validate", "--company", "NVDA", "--json"]) == 0
+    checks = json.loads(capsys.readouterr().out)["companies"][0]["checks"]
+    periods = {x["period"] for x in checks["quarters"]}
+    assert checks["future_quarters_skipped"] > 0
+    assert not any(p.startswith("FY2027") for p in periods)  # NVDA's latest filing is a FY2027 10-Q: Q2-Q4 are ahead
+    assert "FY2009Q2" in periods  # a real gap in the filings stays listed
+
+
+def test_future_is_judged_against_the_latest_filed_report():
+    import pandas as pd
+
+    from ledgerlm.synth.statements.cli import drop_future_quarters
+
+    facts = pd.DataFrame({"company": ["A", "A"], "fiscal_year": [2024, 2025], "fiscal_period": ["FY", "Q1"]})
+    report = {"companies": [{"company": "A", "checks": {"quarters": [
+        {"period": "FY2025Q2", "missing": ["FY2025H1"]}, {"period": "FY2024Q2", "missing": ["FY2024H1"]},
+        {"period": "FY2025Q1", "missing": ["FY2025Q1"]}]}}]}
+    drop_future_quarters(report, facts)
+    assert [x["period"] for x in report["companies"][0]["checks"]["quarters"]] == ["FY2024Q2", "FY2025Q1"]

@@ -83,6 +83,43 @@ def statements_main(argv: list[str]) -> int:
     return 0
 
 
+FP_QUARTERS = {"Q1": 1, "Q2": 2, "Q3": 3, "FY": 4}
+
+
+def latest_filed_reports(facts) -> dict[str, tuple[int, int]]:
+    """company -> (fiscal year, quarters) of the latest report any of its filings is labelled with (fy/fp)."""
+    out: dict[str, tuple[int, int]] = {}
+    quarters = facts["fiscal_period"].astype(str).map(FP_QUARTERS)
+    years = facts["fiscal_year"]
+    for company, year, q in zip(facts["company"].astype(str), years, quarters):
+        if q == q and year == year and year is not None:  # NaN-safe: both present
+            key = (int(year), int(q))
+            if key > out.get(company, (0, 0)):
+                out[company] = key
+    return out
+
+
+def drop_future_quarters(report: dict, facts) -> None:
+    """Standalone quarters after a company's latest filed report are not "underivable": they have not
+    happened (or not been filed) yet. Remove them from the report's `quarters` lists, counting them."""
+    from ledgerlm.synth.statements.periods import parse_report
+
+    latest = latest_filed_reports(facts)
+    for entry in report["companies"]:
+        last = latest.get(entry["company"])
+        quarters = entry["checks"].get("quarters")
+        if last is None or not quarters:
+            continue
+
+        def future(x: dict) -> bool:
+            reports = [parse_report(label) for label in x.get("missing") or []]
+            return bool(reports) and all((r.fiscal_year, r.quarters) > last for r in reports)
+
+        kept = [x for x in quarters if not future(x)]
+        entry["checks"]["quarters"] = kept
+        entry["checks"]["future_quarters_skipped"] = len(quarters) - len(kept)
+
+
 def validate_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ledgerlm validate", description="Check canonical facts company by company.")
     parser.add_argument("--company", nargs="*", help="companies to check (default: all)")
@@ -102,6 +139,7 @@ def validate_main(argv: list[str]) -> int:
     if facts.empty:
         _no_facts(args.source)
     report = validate_facts(facts, companies=args.company)
+    drop_future_quarters(report, facts)
     failed = any(not c["ok"] for c in report["companies"])
     if not args.audit:
         print(json.dumps(report, indent=2, default=str) if args.json else render_report(report))
