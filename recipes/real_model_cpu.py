@@ -8,7 +8,9 @@ tokenizer) -> eval base on the test split (hint and no-hint variants of the same
 (assistant-only loss, one example per sequence) -> eval tuned -> `ledgerlm compare` (paired bootstrap
 95% CI + McNemar) -> `ledgerlm report` plots -> hint vs no-hint on both models (pairs = the two variants
 of one item). Every step is a printed command; a step whose output exists is skipped, so a rerun resumes.
-Writes OUT/RESULTS.md (the README table) and OUT/results.json; step wall times go to OUT/timings.json.
+Writes OUT/RESULTS.md (the README table) and OUT/results.json; step wall times go to OUT/SLICE/timings.json.
+Slices are independent: `--slices configs/synth/ratio.yaml` runs one (e.g. in a second process); a later
+run over all slices skips everything finished and writes the combined table.
 The base weights are dequantised from 4 bits: "before" is not SmolLM2's official quality.
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ class RealModelConfig:
     accelerate_config: str = field(default="configs/accelerate/single.yaml", metadata={"help": "accelerate preset"})
     sft_config: str = field(default="configs/sft/smollm2-135m-lora-cpu.yaml", metadata={"help": "train/sft.py YAML"})
     sft_args: list[str] = field(default_factory=list, metadata={"help": "extra train/sft.py flags (override the YAML)"})
+    max_steps: int = field(default=0, metadata={"help": "optimizer steps (x 4 examples); 0 = the SFT config's"})
     eval_split: str = field(default="test", metadata={"help": "held-out split (companies never seen in training)"})
     eval_limit: int = field(default=128, metadata={"help": "first N test samples (hint + no-hint variants of N/2 items); 0 = all"})
     eval_args: list[str] = field(default_factory=lambda: ["--max-tokens", "384", "--batch-size", "8"],
@@ -48,7 +51,7 @@ def run(*command: str) -> None:
 
 
 class Timer:
-    """Wall seconds per finished step in OUT/timings.json (kept across reruns; skipped steps keep their time)."""
+    """Wall seconds per finished step in a timings.json (kept across reruns; skipped steps keep their time)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -61,6 +64,7 @@ class Timer:
         start = time.time()
         run(*command)
         self.times[name] = round(time.time() - start, 1)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(self.times, indent=2) + "\n")
 
 
@@ -100,13 +104,14 @@ def slice_result(name: str, root: Path, times: dict) -> dict:
     losses = [e["loss"] for e in state if "loss" in e]
     speeds = [e["tokens_per_second"] for e in state if "tokens_per_second" in e]
     train_rows = sum(1 for _ in open(root / "data" / "train.jsonl", encoding="utf-8"))
-    steps = [k for k in times if k.startswith(name + ":")]
+    steps = list(times)
     return {"slice": name, "n_paired": cmp["n_paired"], "overall": overall, "by_hint": by_hint,
             "hint_ablation": {"base": hint_pairs(root / "eval-base"), "tuned": hint_pairs(root / "eval-tuned")},
             "train": {"steps": state[-1].get("step") if state else None, "loss_first": losses[0] if losses else None,
                       "loss_last": losses[-1] if losses else None, "tokens_per_second_median": sorted(speeds)[len(speeds) // 2] if speeds else None,
                       "rows_available": train_rows},
-            "wall_s": {k.split(":", 1)[1]: times[k] for k in steps}, "wall_s_total": round(sum(times[k] for k in steps), 1)}
+            "settings": json.loads((root / "settings.json").read_text()),
+            "wall_s": {k: times[k] for k in steps}, "wall_s_total": round(sum(times[k] for k in steps), 1)}
 
 
 def results_markdown(results: list[dict], cfg: RealModelConfig) -> str:
@@ -129,7 +134,9 @@ def results_markdown(results: list[dict], cfg: RealModelConfig) -> str:
         f"{r['slice']}: {r['train']['steps']} steps, loss {r['train']['loss_first']:.3f} → {r['train']['loss_last']:.3f}, "
         f"median {r['train']['tokens_per_second_median'] or 0:.0f} tokens/s" for r in results) + ".",
         "Wall time per step (s): " + "; ".join(f"{r['slice']}: " + ", ".join(f"{k} {v:.0f}" for k, v in r["wall_s"].items()) for r in results) + ".",
-        f"Settings: `{cfg.sft_config}` {' '.join(cfg.sft_args)}; eval `{' '.join(cfg.eval_args)}`, greedy, split `{cfg.eval_split}`.",
+        "Settings: " + "; ".join(f"{r['slice']}: `{r['settings']['sft_config']}` {' '.join(r['settings']['sft_args'])}, eval "
+                                 f"`{' '.join(r['settings']['eval_args'])}` on {r['settings']['eval_limit'] or 'all'} "
+                                 f"{r['settings']['eval_split']} samples, greedy" for r in results) + ".",
         "The base weights are dequantised from SmolLM2-135M-Instruct's 4-bit Q4_1 GGUF, so \"before\" is not SmolLM2's official quality."]
     return "\n".join(lines) + "\n"
 
@@ -137,29 +144,35 @@ def results_markdown(results: list[dict], cfg: RealModelConfig) -> str:
 def main(cfg: RealModelConfig) -> Path:
     out = (REPO / cfg.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    timer = Timer(out / "timings.json")
     model = (REPO / cfg.model_dir).resolve()
-    timer.step("prepare", model / "config.json", "ledgerlm", "model", "prepare", cfg.model, "--out", str(model))
+    Timer(out / "timings.json").step("prepare", model / "config.json", "ledgerlm", "model", "prepare", cfg.model, "--out", str(model))
     limit = ["--limit", str(cfg.eval_limit)] if cfg.eval_limit else []
     results = []
     for slice_config in cfg.slices:
         name = Path(slice_config).stem
         root = out / name
+        timer = Timer(root / "timings.json")
+        settings = root / "settings.json"  # what this slice ran with (slices may be run by separate invocations)
+        if not settings.is_file():
+            root.mkdir(parents=True, exist_ok=True)
+            sft_args = cfg.sft_args + (["--max_steps", str(cfg.max_steps)] if cfg.max_steps else [])
+            settings.write_text(json.dumps({"sft_config": cfg.sft_config, "sft_args": sft_args, "eval_limit": cfg.eval_limit,
+                                            "eval_args": cfg.eval_args, "eval_split": cfg.eval_split}, indent=2) + "\n")
         data, sft, base_run, tuned_run = root / "data", root / "sft", root / "eval-base", root / "eval-tuned"
         num = ["--num", str(cfg.synth_num)] if cfg.synth_num else []
-        timer.step(f"{name}:synth", data / "manifest.json", "ledgerlm", "synth", "--config", slice_config, "--tokenizer", str(model),
+        timer.step("synth", data / "manifest.json", "ledgerlm", "synth", "--config", slice_config, "--tokenizer", str(model),
                    *num, "--out", str(data), "--no-progress")
         eval_cmd = ["ledgerlm", "eval", "--benchmark", "finindices", "--data", str(data), "--split", cfg.eval_split, "--both",
                     *limit, "--device", "cpu", *cfg.eval_args]
-        timer.step(f"{name}:eval_base", base_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--out", str(base_run))
-        timer.step(f"{name}:sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config,
+        timer.step("eval_base", base_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--out", str(base_run))
+        timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config,
                    "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
-                   "--output_dir", str(sft), *cfg.sft_args)
-        timer.step(f"{name}:eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
+                   "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(cfg.max_steps)] if cfg.max_steps else []))
+        timer.step("eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
                    "--out", str(tuned_run))
-        timer.step(f"{name}:compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",
+        timer.step("compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",
                    "--out", str(root / "compare.md"), "--json", str(root / "compare.json"))
-        timer.step(f"{name}:report", root / "report" / "report.md", "ledgerlm", "report", str(base_run), str(tuned_run),
+        timer.step("report", root / "report" / "report.md", "ledgerlm", "report", str(base_run), str(tuned_run),
                    "--out", str(root / "report"))
         results.append(slice_result(name, root, timer.times))
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")

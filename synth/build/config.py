@@ -56,6 +56,10 @@ class SynthConfig:
     dev_companies: list[str] = field(default_factory=list)  # pin companies to dev
     companies: list[str] = field(default_factory=list)  # restrict to these companies; empty = all
     indices: list[str] = field(default_factory=list)  # restrict to these registry ids; empty = all
+    # slice options (a "lookup" or "ratio" slice: configs/synth/lookup.yaml, ratio.yaml)
+    index_families: list[str] = field(default_factory=list)  # registry families (profitability, growth, ...) and/or
+    #   "concept" (every canonical line item as an index); empty = all registry families, no concept indices
+    traps: bool = True  # False: no distractor periods, parent statements or deficiencies (p_* ignored)
     max_attempts: int = 16  # draws per item slot before it is dropped as `no_derivable_target`
     company_group: int = 64  # with more companies, slots draw from groups of this many (bounded memory, see companies.py)
 
@@ -172,5 +176,17 @@ def _check(cfg: SynthConfig, path: str | None) -> None:
     for d in cfg.decimals:
         if not 0 <= int(d) <= 6:
             bad("decimals", f"decimals must be 0..6, got {d}")
+    for name in ("paradigms", "axes"):
+        weights = getattr(cfg, name)
+        if not isinstance(weights, dict) or not weights or any(not isinstance(w, (int, float)) or w < 0 for w in weights.values()) \
+                or not sum(weights.values()) > 0:
+            bad(name, f"{name} must map names to non-negative draw weights, not all zero; got {weights!r}")
+    for p in cfg.paradigms:
+        if p not in ("single", "table"):
+            bad("paradigms", f"unknown paradigm {p!r}; expected single / table")
+    if not isinstance(cfg.traps, bool):
+        bad("traps", f"traps must be true or false, got {cfg.traps!r}")
+    if cfg.max_tokens < 1:
+        bad("max_tokens", f"max_tokens must be >= 1, got {cfg.max_tokens}")
     if not cfg.hint_variants or not cfg.languages:
         bad("hint_variants", "hint_variants and languages must not be empty")

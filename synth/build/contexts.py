@@ -70,6 +70,20 @@ def consulted(v) -> tuple[set, set[str]]:
     return reports, statements
 
 
+def select_indices(registry, families: list[str]) -> list[str]:
+    """Registry ids of the given families (all YAML entries when empty); "concept" adds every canonical concept key."""
+    from ledgerlm.synth.indices.registry import _concept_keys
+
+    if not families:
+        return sorted(registry)
+    known = sorted({ix.family for ix in registry.values()} | {"concept"})
+    unknown = [f for f in families if f not in known]
+    if unknown:
+        raise InputError(f"unknown index famil{'y' if len(unknown) == 1 else 'ies'} {unknown}; known: {known}", field="index_families")
+    ids = sorted(i for i, ix in registry.items() if ix.family in families)
+    return ids + (sorted(_concept_keys()) if "concept" in families else [])
+
+
 def _weighted(rng: random.Random, weights: dict) -> str:
     keys = sorted(k for k, w in weights.items() if w > 0)
     return rng.choices(keys, weights=[weights[k] for k in keys])[0]
@@ -103,7 +117,7 @@ class Builder:
         self.split_rule = split_rule(self.companies, years, seed=cfg.seed, dev_fraction=cfg.dev_fraction,
                                      test_fraction=cfg.test_fraction, test_companies=cfg.test_companies,
                                      dev_companies=cfg.dev_companies)  # split.py: company-level, or by fiscal year
-        ids = cfg.indices or sorted(registry)  # YAML entries (concept keys only when asked for)
+        ids = cfg.indices or select_indices(registry, cfg.index_families)  # YAML entries (concept keys only when asked for)
         self.by_axis: dict[str, list[str]] = {}
         for index_id in ids:
             self.by_axis.setdefault(registry[index_id].axis, []).append(index_id)
@@ -129,6 +143,12 @@ class Builder:
 
         stores = storecache.company_stores(cfg.sources or None, resident=max(storecache.DEFAULT_RESIDENT, 2 * cfg.company_group))
         return cls(stores, load_registry(), cfg, TokenCounter(cfg.tokenizer))
+
+    @property
+    def p_traps(self) -> tuple[float, float, float]:
+        """(p_deficiency, p_distractor, p_parent), all 0 when the config turns traps off."""
+        cfg = self.cfg
+        return (cfg.p_deficiency, cfg.p_distractor, cfg.p_parent) if cfg.traps else (0.0, 0.0, 0.0)
 
     def _resolve(self, query: str) -> str:
         quick = getattr(self.stores, "resolve", None)  # lazy stores: code or name from the index, nothing loaded
@@ -314,11 +334,11 @@ class Builder:
         cfg, company = self.cfg, item.company
         needed = sorted({r for row in item.values for v in row for r in consulted(v)[0]})
         shown = set(needed)
-        if item.paradigm == "single" and rng.random() < cfg.p_deficiency:
+        if item.paradigm == "single" and rng.random() < self.p_traps[0]:
             item.missing = rng.choice(needed)
             shown.discard(item.missing)
         order = self.reports[company]
-        if rng.random() < cfg.p_distractor:
+        if rng.random() < self.p_traps[1]:
             pos = {r: i for i, r in enumerate(order)}
             near = {order[j] for r in needed for j in range(pos[r] - 2, pos[r] + 3) if 0 <= j < len(order)}
             pool = sorted(near - set(needed) - {item.missing})
@@ -345,7 +365,7 @@ class Builder:
                 item.traps.append({"kind": "deficiency", "detail": f"{item.missing.label} report removed: {item.deficiency_error}"})
         blocks = [(r, "consolidated") for r in sorted(shown)]
         parents = sorted(self.parent_reports[company] & shown)
-        if parents and rng.random() < cfg.p_parent:
+        if parents and rng.random() < self.p_traps[2]:
             picks = sorted(rng.sample(parents, rng.randint(1, len(parents))))
             blocks += [(r, "parent") for r in picks]
             item.traps.append({"kind": "parent_distractor", "reports": picks})
