@@ -101,3 +101,32 @@ def test_lazy_cache_equals_in_memory_stores_and_evicts(cache, monkeypatch):
 def test_cache_key_names_a_missing_source(cache):
     with pytest.raises(InputError, match="no such file"):
         storecache.company_stores(["/nonexistent/facts.json"])
+
+
+def test_company_groups_bound_the_stores_in_use(cache):
+    """More companies than `company_group`: consecutive slots draw from one group, so a run loads each
+    store about once (not once per slot), and every company keeps an equal share of the slots."""
+    from collections import Counter
+
+    from ledgerlm.synth.build.companies import CompanyGroups
+    from ledgerlm.synth.build.config import SynthConfig
+    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.build.tokens import TokenCounter
+    from ledgerlm.synth.indices.registry import load_registry
+
+    names = [f"C{i:03d}" for i in range(1000)]
+    groups = CompanyGroups(names, seed=1, n_slots=50_000, size=64)
+    assert len(groups.groups) == 16 and {len(g) for g in groups.groups} <= {62, 63}
+    assert sorted(c for g in groups.groups for c in g) == names
+    share = Counter(len(groups.pool(s)) and groups.groups.index(groups.pool(s)) for s in range(50_000))
+    assert max(share.values()) - min(share.values()) <= 1
+    assert CompanyGroups(names[:64], seed=1, n_slots=10, size=64).pool(7) == names[:64]  # few companies: all, as before
+
+    lazy = storecache.company_stores(SRC, resident=1)
+    builder = Builder(lazy, load_registry(), SynthConfig(sources=SRC, seed=2, num=40, company_group=1), TokenCounter("o200k_base"))
+    rows = [r for s in range(20) for r in builder.slot(s, Stats())]
+    assert {r["company"] for r in rows[: len(rows) // 3]} | {r["company"] for r in rows[-len(rows) // 3:]} == {"SNOW", "TSM"}
+    assert all(r["company"] in builder.groups.pool(int(r["id"].split("-")[2])) for r in rows)
+    # one group after the other: 2 loads, plus 2 for the split rule's look at fewer than 3 companies (resident=1)
+    assert lazy.loads <= 5
