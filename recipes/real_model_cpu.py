@@ -118,17 +118,17 @@ def results_markdown(results: list[dict], cfg: RealModelConfig) -> str:
     lines = ["| slice | paired test samples | before | after | Δ (95 % CI) | McNemar p | wall time |", "|---|---|---|---|---|---|---|"]
     for r in results:
         o = r["overall"]
-        lines.append(f"| {r['slice']} | {o['n']} ({o['n'] // 2} items × hint/no-hint) | {pct(o['acc_a'])} | {pct(o['acc_b'])} | {ci(o)} "
+        lines.append(f"| {r['slice']} | {o['n']} | {pct(o['acc_a'])} | {pct(o['acc_b'])} | {ci(o)} "
                      f"| {o['p_value']:.2g} | {r['wall_s_total'] / 60:.0f} min |")
     lines += ["", "Hint vs no-hint (same items; Δ = no-hint − hint, pairs = the two variants of one item):", "",
-              "| slice | model | with hint | without hint | Δ (95 % CI) | McNemar p | after−before, hint | after−before, no hint |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| slice | model | items with both variants | with hint | without hint | Δ (95 % CI) | McNemar p | after−before, hint | after−before, no hint |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         for model in ("base", "tuned"):
             h = r["hint_ablation"][model]
             gains = [f"{ci(r['by_hint'][v])}, p = {r['by_hint'][v]['p_value']:.2g}" if model == "tuned" and v in r["by_hint"] else ""
                      for v in (True, False)]
-            lines.append(f"| {r['slice']} | {model} | {pct(h['hint'])} | {pct(h['no_hint'])} | {ci(h)} | {h['p_value']:.2g} | "
+            lines.append(f"| {r['slice']} | {model} | {h['items']} | {pct(h['hint'])} | {pct(h['no_hint'])} | {ci(h)} | {h['p_value']:.2g} | "
                          f"{gains[0]} | {gains[1]} |")
     lines += ["", "Training: " + "; ".join(
         f"{r['slice']}: {r['train']['steps']} steps, loss {r['train']['loss_first']:.3f} → {r['train']['loss_last']:.3f}, "

@@ -9,6 +9,7 @@ markers or drops `reasoning_content`):
 |---|---|---|
 | deepseek_v3_reasoning | DeepSeek-V3/R1 token format; the tiny test models | original drops reasoning; TRL's training copy too |
 | qwen2_5_reasoning | Qwen2.5 (-Instruct) 0.5B-72B | no markers; TRL's qwen2_5_training drops reasoning |
+| smollm2_reasoning | SmolLM2-Instruct 135M-1.7B | no markers, no reasoning field; same text as qwen2_5_reasoning but SmolLM2's default system prompt |
 | llama3_reasoning | Llama-3.x-Instruct 8B/70B | no markers, no reasoning field |
 
 Qwen3 needs none of ours: TRL swaps in its `qwen3_training.jinja`, which renders `reasoning_content`.
