@@ -80,10 +80,21 @@ class Engine:
         except Missing:
             return None
 
+    def _line(self, concept: str, d: dt.date) -> float | None:
+        """A borrowing line of the balance sheet at d, read from one filing (a later filing's re-tagged comparative,
+        e.g. Apple's commercial paper re-tagged OtherShortTermBorrowings, must not add to the original line)."""
+        accn = self.c.balance_filing(d, self.pick)
+        try:
+            v, how = self.c.cell(concept, None, d, self.pick, accn=accn)
+        except Missing:
+            return None
+        self.used.append({"concept": concept, **how})
+        return v
+
     def current_debt(self, d: dt.date) -> float:
-        cur = self._opt("debt_current_total", d)
+        cur = self._line("debt_current_total", d)
         if cur is None:
-            parts = [self._opt(c, d) for c in ("short_term_borrowings", "commercial_paper", "notes_payable_current", "ltd_current",
+            parts = [self._line(c, d) for c in ("short_term_borrowings", "commercial_paper", "notes_payable_current", "ltd_current",
                                                "convertible_current")]
             cur = sum(p for p in parts if p is not None)
         return cur
@@ -92,16 +103,19 @@ class Engine:
         """Borrowings on the balance sheet at d: current + non-current (my reading of the tags)."""
         self._cell("total_assets", None, d)  # the balance sheet must exist
         cur = self.current_debt(d)
-        non = self._opt("ltd_noncurrent", d)
-        if non is None and self._opt("bonds_noncurrent", d) is not None:
+        non = self._line("ltd_noncurrent", d)
+        if non is None and self._line("bonds_noncurrent", d) is not None:
             non = 0.0
         if non is None:
-            total = self._opt("ltd_total", d)
+            total = self._line("ltd_total", d)
             if total is not None:
-                non = total - (self._opt("ltd_current", d) or 0.0)
+                non = total - (self._line("ltd_current", d) or 0.0)
             else:
-                non = self._opt("convertible_noncurrent", d) or 0.0
-        debt = cur + non + (self._opt("bonds_noncurrent", d) or 0.0)  # IFRS: bonds payable are presented apart from loans
+                non = self._line("convertible_noncurrent", d) or 0.0
+        debt = cur + non + (self._line("bonds_noncurrent", d) or 0.0)  # IFRS: bonds payable are presented apart from loans
+        only_total = self._line("debt_total_only", d)
+        if debt == 0 and only_total is not None:  # the balance sheet's one debt line, taken as presented
+            return only_total
         if self.leases in ("finance", "all"):
             debt += (self._opt("finance_lease_current", d) or 0.0) + (self._opt("finance_lease_noncurrent", d) or 0.0)
         if self.leases == "all":
@@ -282,6 +296,11 @@ def begin_ytd(b):
     return lambda e, P: b(e, e.c.fy_end(P[0] - 1))
 
 
+def _leases(e, d):
+    return sum(e._opt(c, d) or 0.0 for c in ("operating_lease_current", "operating_lease_noncurrent", "finance_lease_current",
+                                              "finance_lease_noncurrent"))
+
+
 rev, cor, opi, pti, tax, ni, nip = (Fl(c) for c in ("revenue", "cost_of_revenue", "operating_income", "pretax_income", "income_tax",
                                                     "net_income", "net_income_parent"))
 ocf, icf, fcf_, capex, da = Fl("operating_cash_flow"), Fl("investing_cash_flow"), Fl("financing_cash_flow"), Fl("capex"), Fl("depreciation_amortization")
@@ -291,7 +310,9 @@ ebit = add(pti, Fl("interest_expense"))
 nopat = lambda e, P: opi(e, P) * (1 - tax(e, P) / pti(e, P)) if pti(e, P) else _zero()  # noqa: E731
 wc_b = Bal(lambda e, d: e.stock_at("current_assets", d) - e.stock_at("current_liabilities", d))
 debt_b = Bal(lambda e, d: e.stock_at("financial_debt", d))
-ib_b = debt_b  # interest-bearing liabilities = borrowings (+ leases under the lease alternates)
+# interest-bearing liabilities (the stated convention, README "Conventions: debt"): borrowings + lease liabilities
+# (operating and finance, current and non-current); the lease alternates then add finance / all leases to borrowings again
+ib_b = Bal(lambda e, d: e.debt(d) + (_leases(e, d) if e.leases == "none" else 0.0))
 nib_b = Bal(lambda e, d: e.stock_at("total_liabilities", d) - ib_b(e, d))
 ic_b = Bal(lambda e, d: e.stock_at("equity_parent", d) + ib_b(e, d))  # equity_parent + total_liab - non-IB liab
 net_assets_b = Bal(lambda e, d: e.stock_at("total_assets", d) - e.stock_at("total_liabilities", d))
@@ -423,11 +444,6 @@ INDEX = {
 }
 def _noncurrent_debt(e, d):
     return e.debt(d) - e.current_debt(d)
-
-
-def _leases(e, d):
-    return sum(e._opt(c, d) or 0.0 for c in ("operating_lease_current", "operating_lease_noncurrent", "finance_lease_current",
-                                              "finance_lease_noncurrent"))
 
 
 INDEX.update({

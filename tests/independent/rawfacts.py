@@ -89,7 +89,7 @@ TAGS: dict[str, list[str]] = {
     "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity", "ifrs:EquityAndLiabilities"],
     # balance-sheet borrowings (my reading: what a balance sheet presents as debt)
     "debt_current_total": ["DebtCurrent"],
-    "short_term_borrowings": ["ShortTermBorrowings", "ShortTermBankLoansAndNotesPayable", "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
+    "short_term_borrowings": ["ShortTermBorrowings", "ShortTermBankLoansAndNotesPayable", "OtherShortTermBorrowings", "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
     "notes_payable_current": ["NotesPayableCurrent"],
     "commercial_paper": ["CommercialPaper"],
     "ltd_current": ["LongTermDebtCurrent", "LongTermDebtAndCapitalLeaseObligationsCurrent", "ifrs:CurrentPortionOfLongtermBorrowings"],
@@ -98,8 +98,9 @@ TAGS: dict[str, list[str]] = {
     "ltd_noncurrent": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations", "ifrs:LongtermBorrowings"],
     "ltd_total": ["LongTermDebt"],
     "convertible_noncurrent": ["ConvertibleDebtNoncurrent", "ConvertibleLongTermNotesPayable"],
-    "finance_lease_current": ["FinanceLeaseLiabilityCurrent"],
-    "finance_lease_noncurrent": ["FinanceLeaseLiabilityNoncurrent"],
+    "finance_lease_current": ["FinanceLeaseLiabilityCurrent", "CapitalLeaseObligationsCurrent"],  # capital = finance lease before ASC 842
+    "finance_lease_noncurrent": ["FinanceLeaseLiabilityNoncurrent", "CapitalLeaseObligationsNoncurrent"],
+    "debt_total_only": ["DebtAndCapitalLeaseObligations"],  # one total line (Ford 2009: automotive + financial services)
     "operating_lease_current": ["OperatingLeaseLiabilityCurrent", "ifrs:CurrentLeaseLiabilities"],
     "operating_lease_noncurrent": ["OperatingLeaseLiabilityNoncurrent", "ifrs:NoncurrentLeaseLiabilities"],
 }
@@ -109,7 +110,7 @@ INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inven
            "ppe_net", "goodwill", "intangible_assets", "total_liabilities", "current_liabilities", "noncurrent_liabilities",
            "total_equity", "equity_parent", "minority_interest", "retained_earnings", "capital_reserve", "surplus_reserve", "liabilities_and_equity",
            "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
-           "convertible_current", "notes_payable_current", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
+           "convertible_current", "notes_payable_current", "debt_total_only", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
            "finance_lease_noncurrent", "operating_lease_current", "operating_lease_noncurrent"}
 
 
@@ -344,12 +345,20 @@ class Company:
         return f
 
     # ---- raw lookups -----------------------------------------------------------------------------
-    def cell(self, concept: str, start: dt.date | None, end: dt.date, pick: str = "latest") -> tuple[float, dict]:
-        """One reported value: the first tag in priority order with a fact for this window."""
+    def balance_filing(self, end: dt.date, pick: str = "latest") -> str | None:
+        """The filing (accession) whose balance sheet at `end` is read: the latest (or, for 'original', the first)
+        filing that reports total assets at that date."""
+        rows = sorted((r[3], r[4]) for t in TAGS["total_assets"] for r in self.facts.get(t, []) if r[1] == end and r[0] is None)
+        if not rows:
+            return None
+        return rows[0][1] if pick in ("original", "as_filed") else rows[-1][1]
+
+    def cell(self, concept: str, start: dt.date | None, end: dt.date, pick: str = "latest", accn: str | None = None) -> tuple[float, dict]:
+        """One reported value: the first tag in priority order with a fact for this window (from filing `accn` if given)."""
         kind = KIND.get(concept)
         unit = {"per_share": self.currency + "/shares", "shares": "shares"}.get(kind, self.currency)
         for tag in TAGS[concept]:
-            rows = [r for r in self.facts.get(tag, []) if r[1] == end and r[6] == unit and (
+            rows = [r for r in self.facts.get(tag, []) if r[1] == end and r[6] == unit and (accn is None or r[4] == accn) and (
                 (start is None and r[0] is None) or (start is not None and r[0] is not None and abs((r[0] - start).days) <= 7))]
             if not rows:
                 continue
