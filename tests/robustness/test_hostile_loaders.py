@@ -197,3 +197,15 @@ def test_fuzz_companyfacts_mutations(path, value):
         assert "\n" not in str(err) and "fuzz.json" in str(err)
     else:
         assert df["value"].map(lambda v: abs(v) < 1e21).all()
+
+
+def test_compute_never_prints_nan(tmp_path, capsys):
+    """The issue: a NaN revenue made `compute` print `"answer": NaN` with exit 0. Now the load fails, one line."""
+    from ledgerlm.cli import main as ledgerlm_main
+
+    path = tmp_path / "CIK0000000001_ACME.json"
+    path.write_text(json.dumps(doc(revenue=fact(123.0))).replace("123.0", "NaN"), encoding="utf-8")
+    code = ledgerlm_main(["compute", "--company", "ACME", "--index", "revenue", "--period", "FY2023", "--source", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "NaN" not in out and out.strip() == ""
+    assert len(err.strip().splitlines()) == 1 and str(path) in err and "not a finite number" in err
