@@ -331,11 +331,13 @@ def read_html_tables(text: str, source: str = "<html>") -> list[RawTable]:
 _LATEX_ESCAPES = [(r"\&", "&"), (r"\%", "%"), (r"\$", "$"), (r"\_", "_"), (r"\#", "#"), ("~", " "), (r"\textendash", "–"), (r"\textemdash", "—"), ("---", "—"), ("--", "–")]
 
 
-def _latex_text(cell: str) -> list[str]:
-    """Plain text of one LaTeX cell; a \\multicolumn{n} spans n columns."""
+def _latex_text(cell: str, source: str = "<latex>") -> list[str]:
+    """Plain text of one LaTeX cell; a \\multicolumn{n} spans n columns (n <= MAX_COLSPAN, else InputError)."""
     span = 1
     if m := re.match(r"\s*\\multicolumn\{(\d+)\}\{[^}]*\}\{(.*)\}\s*$", cell, re.S):
-        span, cell = int(m[1]), m[2]
+        span, cell = (int(m[1]) if len(m[1]) < 12 else MAX_COLSPAN + 1), m[2]
+        if span > MAX_COLSPAN:
+            raise InputError(f"\\multicolumn{{{m[1][:20]}}} exceeds the limit of {MAX_COLSPAN} columns", path=source, field="multicolumn")
     for _ in range(3):
         cell = re.sub(r"\\(?:textbf|textit|emph|text|mathrm|hspace\*?|makecell|underline)\{([^{}]*)\}", r"\1", cell)
     for old, new in _LATEX_ESCAPES:
@@ -345,7 +347,7 @@ def _latex_text(cell: str) -> list[str]:
     return [_clean(cell)] + [""] * (span - 1)
 
 
-def read_latex_tables(text: str) -> list[RawTable]:
+def read_latex_tables(text: str, source: str = "<latex>") -> list[RawTable]:
     """Every tabular block (with the surrounding table's \\caption) as RawTable."""
     out = []
     for m in re.finditer(r"\\begin\{(tabular\*?|tabularx|longtable)\}(.*?)\\end\{\1\}", text, re.S):
@@ -366,7 +368,7 @@ def read_latex_tables(text: str) -> list[RawTable]:
                 continue
             cells = []
             for cell in re.split(r"(?<!\\)&", line):
-                cells += _latex_text(cell)
+                cells += _latex_text(cell, source)
             rows.append(cells)
         caption_text = _latex_text(caption.group(1))[0] if caption else ""
         context = _clean(re.sub(r"\\[a-zA-Z]+\*?(\[[^\]]*\])?(\{[^{}]*\})?", " ", window.replace(caption.group(0), "") if caption else window))
@@ -475,7 +477,7 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
 
 def load_tables_text(text: str, source: str, *, fmt: str = "html", **meta) -> pd.DataFrame:
     """Facts of every statement table in an HTML ('html') or LaTeX ('latex') text."""
-    raws = read_html_tables(text, source) if fmt == "html" else read_latex_tables(text)
+    raws = read_html_tables(text, source) if fmt == "html" else read_latex_tables(text, source)
     if not raws:
         raise InputError(f"no {'<table>' if fmt == 'html' else 'tabular'} found", path=source, field="table")
     frames = [table_facts(raw, source, **meta) for raw in raws]

@@ -209,3 +209,11 @@ def test_compute_never_prints_nan(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 1 and "NaN" not in out and out.strip() == ""
     assert len(err.strip().splitlines()) == 1 and str(path) in err and "not a finite number" in err
+
+
+def test_latex_multicolumn_bomb_is_a_one_line_error():
+    tex = ("\\begin{table}\\caption{Income statement (ACME)}\\begin{tabular}{lrr}\nItem & FY2023 & FY2022 \\\\\n"
+           "Revenue & \\multicolumn{5000000}{c}{100} \\\\\n\\end{tabular}\\end{table}")
+    with pytest.raises(InputError) as err:
+        tables.load_tables_text(tex, "t.tex", fmt="latex")
+    assert "t.tex" in str(err.value) and err.value.field == "multicolumn" and "\n" not in str(err.value)
