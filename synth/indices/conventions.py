@@ -126,14 +126,10 @@ def _keys(index, registry) -> set[str]:
     return keys
 
 
-def notes(index, language: str, registry=None) -> list[str]:
-    """The convention sentences the index's answer depends on, in `language` (en | zh)."""
-    from ledgerlm.synth.indices.compute import default_registry
-
-    registry = registry if registry is not None else default_registry()
-    if index.path == "<concept>":
-        return []
-    keys = _keys(index, registry)
+def notes(index, language: str) -> list[str]:
+    """The convention sentences the index's answer depends on, in `language` (en | zh); the keys were found in
+    the formula closure when the registry was loaded (`fill_defaults`), with that registry."""
+    keys = set(index.conventions)
     return [en if language == "en" else zh for key, en, zh in NOTES if key in keys]
 
 
@@ -235,6 +231,9 @@ def fill_defaults(registry) -> None:
         if not ix.hint_zh:
             body = zh_formula(ix.ast, registry)
             changes["hint_zh"] = f"{ix.name_zh} = {body}" + (" × 100%" if ix.result == "percent" else "")
+        if not ix.conventions:
+            keys = _keys(ix, registry)
+            changes["conventions"] = tuple(key for key, _, _ in NOTES if key in keys)
         if ix.no_hint is None:
             changes["no_hint"] = tuple(ix.applies_to) == ("us-gaap", "ifrs", "cas")  # standard-specific: hint always
         if changes:

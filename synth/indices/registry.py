@@ -58,6 +58,7 @@ class Index:
     periods: tuple[str, ...] | None = None  # None until conventions.fill_defaults derives it from the formula
     hint_zh: str = ""  # "" until fill_defaults writes the formula with Chinese names
     no_hint: bool | None = None  # None until fill_defaults decides
+    conventions: tuple[str, ...] = ()  # keys of conventions.NOTES the answer depends on (set by fill_defaults)
 
     @property
     def needs(self) -> Needs:
