@@ -458,6 +458,9 @@ INDEX.update({
     "long_term_debt_to_equity": div(bal_at(Bal(_noncurrent_debt)), St("total_equity")),
 })
 INDEX.update({
+    "current_debt": bal_at(Bal(lambda e, d: (e.debt(d), e.current_debt(d))[1])),
+    "noncurrent_debt": bal_at(Bal(lambda e, d: e.debt(d) - e.current_debt(d))),
+    "invested_capital_financing": lambda e, P: e.stock("total_equity", P) + ib_b(e, e.end(P)),
     "revenue_per_share_ttm": div(ttm(rev), ttm(Fl("shares_diluted"))), "ocf_per_share_ttm": div(ttm(ocf), ttm(Fl("shares_diluted"))),
     "eps_ttm_computed": div(ttm(nip), ttm(Fl("shares_diluted"))),
     "cash_flow_adequacy": div(ocf, add(capex, Fl("dividends_paid"))),
