@@ -127,3 +127,15 @@ def test_ttm_and_q4_conventions():
     # Q4 = (FY - 9M net income) / Q4 shares: NVIDIA's FY2025 10-K shows no Q4 column; Q4 FY2025 EPS was $0.89
     q4 = full.value("NVDA", "eps_diluted", "FY2025Q4")
     assert round(q4.value, 2) == 0.89 and "not additive" in q4.steps[-1]
+
+
+def test_synth_mode_derives_from_ytd_reports_and_refuses_what_the_filer_contradicts():
+    """Synth stores (quarter_columns=False) answer only from the YTD reports a prompt shows; a derived quarter
+    EPS that would not round to the filed 3-month figure is refused (the item is dropped), never answered."""
+    facts = load_facts()
+    s = FactStore(facts[facts["company"] == "NVDA"].reset_index(drop=True), quarter_columns=False)
+    d = s.value("NVDA", "eps_diluted", "FY2024Q2")  # filed 2.48 (10-Q 2023-08-28) = 0.248 on the latest basis
+    assert abs(d.value - 0.248) * 10 <= 0.005 and "not additive" in d.steps[-1]
+    assert all(f.report in ("FY2024H1", "FY2024Q1") for f in d.inputs)  # only YTD report lines
+    with pytest.raises(LedgerError, match="misses the filed three-month figure"):
+        s.value("NVDA", "eps_diluted", "FY2017Q3")  # filed 0.83; net income / time-weighted shares gives 0.81

@@ -75,7 +75,9 @@ def test_manifest_of_a_default_config_run_covers_every_axis(tmp_path):
     c = m["counts"]
     assert set(c["by_axis"]) == {"domain", "caliber", "temporal+caliber", "temporal+domain"}
     assert set(c["by_paradigm"]) == {"single", "table"}
-    assert {"distractor_period", "parent_distractor", "deficiency"} <= set(c["by_trap"])
+    # no parent distractor: the embedded data has no genuine parent-only statements (issue #11; the FSDS
+    # ParentCompany rows of multi-registrant filings are the registrants' consolidated statements)
+    assert {"distractor_period", "deficiency"} <= set(c["by_trap"]) and "parent_distractor" not in c["by_trap"]
     assert set(c["by_context_format"]) == {"text", "json", "tuples", "html", "markdown", "latex"}
     assert set(c["by_hint"]) == {"hint", "no_hint"} and set(c["by_language"]) == {"en", "zh"}
     assert set(c["by_answer_format"]) == {"number", "html_table", "json", "tuple_list"}
@@ -122,4 +124,4 @@ def test_fidelity_of_a_2000_sample_default_run(tmp_path):
     assert cli.main(["--out", str(out), "--num", "2000", "--num-proc", "2", "--no-progress"]) == 0
     assert fidelity.main([str(out)]) == 0
     m = json.loads((out / "manifest.json").read_text())
-    assert {"distractor_period", "parent_distractor", "deficiency"} <= set(m["counts"]["by_trap"])
+    assert {"distractor_period", "deficiency"} <= set(m["counts"]["by_trap"])  # no genuine parent-only data (issue #11)

@@ -53,7 +53,8 @@ def company_stores(facts) -> dict:
     """company -> FactStore over that company's facts only."""
     from ledgerlm.synth.statements.store import FactStore
 
-    return {str(c): FactStore(df.reset_index(drop=True)) for c, df in facts.groupby("company", sort=True)}
+    # quarter EPS / weighted shares derived from the YTD reports a prompt shows (never an unseen 3-month column)
+    return {str(c): FactStore(df.reset_index(drop=True), quarter_columns=False) for c, df in facts.groupby("company", sort=True)}
 
 
 

@@ -107,9 +107,18 @@ def _concept_meta(concept: str) -> tuple[str, str]:
 class FactStore:
     """Canonical facts (contract 1) indexed by (company, scope, concept, report)."""
 
-    def __init__(self, facts: pd.DataFrame, *, as_of: str | None = None, _allowed: dict[str, set[ReportKey]] | None = None):
+    quarter_columns = True  # standalone-quarter EPS / weighted shares from the filed 3-month column when there is one
+
+    def __init__(self, facts: pd.DataFrame, *, as_of: str | None = None, _allowed: dict[str, set[ReportKey]] | None = None,
+                 quarter_columns: bool = True):
         """`facts` may hold every filed version of a value (restatements): the latest filed wins per
-        report cell, and `as_of` (YYYY-MM-DD) keeps only values filed on or before that date."""
+        report cell, and `as_of` (YYYY-MM-DD) keeps only values filed on or before that date.
+
+        quarter_columns=False (synth: prompts show year-to-date reports only): a standalone quarter's EPS
+        and weighted shares are always derived from the YTD reports, and a derived figure that misses
+        the filed 3-month one (rounds to another cent on the filing's basis; 1 % for shares) raises LedgerError instead
+        of giving an answer the filer contradicts."""
+        self.quarter_columns = quarter_columns
         missing = {"company", "scope", "concept", "value", "unit", "start", "end"} - set(facts.columns)
         if missing:
             raise InputError(f"facts table lacks columns {sorted(missing)}", field=",".join(sorted(missing)))
@@ -544,14 +553,15 @@ class FactStore:
     def _flow(self, company: str, concept: str, p: Period, scope: str, kind: str) -> Derived:
         y, q = p.fiscal_year, p.quarter
         as_reported = p.kind in ("FY", "YTD") or (p.kind == "TTM" and q == 4) or (p.kind == "Q" and q == 1)
-        if kind in ("per_share", "shares") and p.kind == "Q" and not as_reported:
+        if kind in ("per_share", "shares") and p.kind == "Q" and not as_reported and self.quarter_columns:
             three_months = self._shown_quarter(company, concept, p, scope)
             if three_months is not None:
                 return three_months
-        if kind == "per_share" and concept in EPS_SHARES and not as_reported:
-            return self._eps(company, concept, p, scope)
-        if kind == "shares" and not as_reported:
-            return self._weighted_shares(company, concept, p, scope)
+        if (kind == "per_share" and concept in EPS_SHARES or kind == "shares") and not as_reported:
+            d = self._eps(company, concept, p, scope) if kind == "per_share" else self._weighted_shares(company, concept, p, scope)
+            if p.kind == "Q" and not self.quarter_columns:
+                self._check_against_filed(company, concept, p, scope, kind, d)
+            return d
         if p.kind == "FY" or (p.kind == "TTM" and q == 4):
             d = self._ytd(company, concept, ReportKey(y, 4), scope)
             if p.kind == "TTM":
@@ -584,6 +594,20 @@ class FactStore:
         ref = FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {p.label} (three months, as reported in the {report.label} report) = "
                                                     f"{_fmt(ref.value)}" + self._basis_note(company, concept, ref)])
+
+    def _check_against_filed(self, company: str, concept: str, p: Period, scope: str, kind: str, d: Derived) -> None:
+        """LedgerError when a derived quarter figure misses the filed 3-month one beyond its rounding."""
+        cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
+        if cell is None:
+            return
+        if kind == "per_share":
+            k = float(m.group(1)) if (m := re.search(r"/ ([\d.]+) =", cell.note)) else 1.0  # back to the filing's basis
+            off = abs(d.value - cell.value) * k > 0.005 + 1e-9  # must round to the filed cent
+        else:
+            off = abs(d.value - cell.value) > 0.01 * abs(cell.value)
+        if off:
+            raise LedgerError(f"{company}: {concept} {p.label} derived from the year-to-date reports ({d.value:.6g}) misses the "
+                              f"filed three-month figure ({cell.value:.6g}): not derivable from what the reports show")
 
     def _report_days(self, company: str, report: ReportKey) -> int:
         """Days the report's year-to-date window covers (fiscal-year start to the report's end date)."""
