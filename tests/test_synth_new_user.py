@@ -22,7 +22,7 @@ AAPL = REPO / "synth" / "data" / "sec" / "companyfacts" / "CIK0000320193_AAPL.js
 @pytest.fixture(scope="module")
 def one_company(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("synth") / "nvda"
-    assert cli.main(["synth", "--source", str(NVDA), "--out", str(out), "--num", "60", "--no-progress"]) == 0
+    assert cli.main(["synth", "--source", str(NVDA), "--out", str(out), "--num", "120", "--no-progress"]) == 0
     return out
 
 
@@ -110,3 +110,4 @@ def test_kept_line_matches_the_rows_written(one_company):
     n = sum(len(rows(one_company, s)) for s in ("train", "dev", "test"))
     dups = manifest["drops"].get("duplicate", 0)
     assert kept_line(manifest) == f"synth: {n + dups} generated - {dups} duplicates = {n} kept (manifest.json)"
+

@@ -9,6 +9,7 @@ Parquet and merges its `configs` / `dataset_info` into that card, so the Hub pag
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from ledgerlm.errors import InputError, LedgerError
@@ -25,7 +26,10 @@ def load_splits(folder: str | Path):
         if not (folder / name).is_file():
             raise InputError(f"no {name}: not a finished `ledgerlm synth` dataset folder", path=str(folder))
     try:
-        splits = datasets.load_dataset(str(folder))
+        # a private, throw-away cache: datasets keys its cache by folder *name* and card, so a cached build of an
+        # earlier folder with the same name would be uploaded instead of these files
+        with tempfile.TemporaryDirectory(prefix="ledgerlm-publish-") as cache:
+            splits = datasets.load_dataset(str(folder), cache_dir=cache, keep_in_memory=True)
     except Exception as err:  # datasets raises many types (DatasetGenerationError, ValueError, ...)
         raise InputError(f"datasets.load_dataset cannot read it: {type(err).__name__}: {str(err).splitlines()[0][:300]}",
                          path=str(folder)) from None
