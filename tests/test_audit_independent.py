@@ -61,9 +61,9 @@ def test_shares_in_thousands_are_rescaled(nvda):
     assert any("thousands" in u.get("note", "") for u in eng.used)
 
 
-def _item(index, period, answer, unit="percent", decimals=1, company="NVDA"):
+def _item(index, period, answer, unit="percent", decimals=1, company="NVDA", shown=("FY2016", "FY2017", "FY2023", "FY2024")):
     return {"id": "t", "company": company, "paradigm": "single", "indices": [index], "target_periods": [period],
-            "unit": unit, "decimals": decimals, "answer": answer, "traps": []}
+            "unit": unit, "decimals": decimals, "answer": answer, "traps": [], "context_periods": list(shown)}
 
 
 def test_recompute_passes_right_answers_and_flags_planted_wrong_ones(nvda):
@@ -78,6 +78,11 @@ def test_recompute_passes_right_answers_and_flags_planted_wrong_ones(nvda):
         assert recompute.check_item(item, companies)["status"] == "mismatch", item
     unknown = _item("no_such_index", "FY2024", 1.0)
     assert recompute.check_item(unknown, companies)["status"] == "not_covered"
+    # the right number is not enough: the prompt must show the reports it needs (FY2023 for the prior year)
+    assert recompute.check_item(_item("revenue_yoy", "FY2024", 125.9, shown=("FY2024",)), companies)["status"] == "mismatch"
+    # a deficiency item is right only when a needed report is missing from the prompt
+    assert recompute.check_item(_item("revenue_yoy", "FY2024", recompute.INSUFFICIENT, shown=("FY2024",)), companies)["status"] == "pass"
+    assert recompute.check_item(_item("revenue_yoy", "FY2024", recompute.INSUFFICIENT), companies)["status"] == "mismatch"
 
 
 def _synth(out: Path, num: int) -> Path:
