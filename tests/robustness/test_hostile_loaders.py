@@ -217,3 +217,11 @@ def test_latex_multicolumn_bomb_is_a_one_line_error():
     with pytest.raises(InputError) as err:
         tables.load_tables_text(tex, "t.tex", fmt="latex")
     assert "t.tex" in str(err.value) and err.value.field == "multicolumn" and "\n" not in str(err.value)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(PATHS), json_any)
+def test_fuzz_companyfacts_many(path, value):
+    """The fuzz above with 2000 examples (`pytest -m slow`)."""
+    test_fuzz_companyfacts_mutations.hypothesis.inner_test(path, value)

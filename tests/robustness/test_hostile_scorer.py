@@ -98,3 +98,11 @@ def test_every_shape_at_max_chars(kind):
     """200 KB (the scorer's MAX_CHARS) per output: under 3 CPU s each (measured 0.32 s worst, number-dense shapes)."""
     slow = [(unit, round(t, 3)) for unit in UNITS if (t := worst_time(shape(unit, kind, 200_000))) > 3.0]
     assert not slow, slow
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hostile, st.sampled_from(SAMPLES))
+def test_fuzz_hostile_many(text, sample):
+    """The fuzz above with 2000 examples (`pytest -m slow`)."""
+    test_fuzz_hostile_repetitions.hypothesis.inner_test(text, sample)

@@ -189,3 +189,11 @@ def test_caches_poisoned_by_an_older_version_are_misses_not_crashes(tmp_path):
              '{"key": "k4", "completion": {"text": "Final answer: 1", "finish_reason": "stop"}}']
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert set(CompletionCache(tmp_path / "d.jsonl")._records) == {"k4"}
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body)
+def test_fuzz_bodies_many(payload):
+    """The fuzz above with 3000 examples (`pytest -m slow`)."""
+    test_fuzz_bodies_never_raise.hypothesis.inner_test(payload)
