@@ -9,6 +9,7 @@ filing figures); any other finding fails the suite.
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,19 @@ def test_validate_audit_bad_data_is_one_line_error(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0
     assert "nope" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_dataset_sanity_lists_zero_rounded_cells_and_huge_yoy(tmp_path):
+    from ledgerlm.synth.statements.audit import dataset_sanity
+
+    rows = [
+        {"id": "a", "paradigm": "table", "indices": ["fcff", "revenue_yoy"], "target_periods": ["FY2024Q3"], "unit": "billions",
+         "decimals": 1, "answer": [[0.0], [6.1]], "value_unrounded": [[-29054700.0], [6.1]]},
+        {"id": "b", "paradigm": "single", "indices": ["revenue_yoy"], "target_periods": ["FY2024"], "unit": "percent",
+         "decimals": 1, "answer": 125.9, "value_unrounded": 1.2585},
+    ]
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    found = dataset_sanity(tmp_path)
+    assert [f["id"] for f in found] == ["a", "a"]
+    assert "answer 0" in found[0]["what"] and "610%" in found[1]["what"]

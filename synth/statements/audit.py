@@ -280,7 +280,7 @@ def split_findings(report: dict, exceptions: dict) -> tuple[list[dict], list[dic
 
 
 def dataset_sanity(data: Path) -> list[dict]:
-    """Items whose answer rounds to zero while the unrounded value does not, and |YoY| > 500 % answers."""
+    """Cells (single and table items) whose answer rounds to zero while the unrounded value does not, and |YoY| > 500 %."""
     out = []
     data = Path(data)
     splits = [data / f"{s}.jsonl" for s in ("train", "dev", "test") if (data / f"{s}.jsonl").exists()]
@@ -294,11 +294,19 @@ def dataset_sanity(data: Path) -> list[dict]:
             except json.JSONDecodeError as err:
                 raise LedgerError(f"{f}:{n}: not JSON ({err.msg})")
             ans, raw = row.get("answer"), row.get("value_unrounded")
-            if row.get("paradigm") == "single" and isinstance(ans, (int, float)) and isinstance(raw, (int, float)):
-                if ans == 0 and raw != 0:
-                    out.append({"id": row.get("id"), "what": f"answer 0 at {row.get('unit')}/{row.get('decimals')} dp, value {raw:.6g}"})
-                if row["indices"][0].endswith("_yoy") and abs(raw) > 5 and not math.isinf(raw):
-                    out.append({"id": row.get("id"), "what": f"{row['indices'][0]} {row['target_periods'][0]} = {raw:+.0%} (|YoY| > 500 %)"})
+            if row.get("paradigm") == "single":
+                ans, raw = [[ans]], [[raw]]
+            if not (isinstance(ans, list) and isinstance(raw, list)):
+                continue
+            for i, (a_row, r_row) in enumerate(zip(ans, raw)):
+                for j, (a, r) in enumerate(zip(a_row or [], r_row or [])):
+                    if not isinstance(a, (int, float)) or not isinstance(r, (int, float)) or math.isinf(r):
+                        continue
+                    index, period = row["indices"][i], row["target_periods"][j]
+                    if a == 0 and r != 0:
+                        out.append({"id": row.get("id"), "what": f"{index} {period}: answer 0 at {row.get('unit')}/{row.get('decimals')} dp, value {r:.6g}"})
+                    if index.endswith("_yoy") and abs(r) > 5:
+                        out.append({"id": row.get("id"), "what": f"{index} {period} = {r:+.0%} (|YoY| > 500 %)"})
     return out
 
 
