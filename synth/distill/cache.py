@@ -110,9 +110,12 @@ class AppendLog:
 
     def append_many(self, records: list[dict[str, Any]]) -> None:
         """One write() per record's full line, then one fsync for the group."""
+        self.append_lines([encode_line(record) for record in records])
+
+    def append_lines(self, lines: list[bytes]) -> None:
+        """One write() per encoded line, then one fsync for the group."""
         with self._lock:
-            for record in records:
-                line = encode_line(record)
+            for line in lines:
                 written = os.write(self._fd, line)
                 if written != len(line):  # a short write on a regular file means the disk is full
                     raise OSError(f"short write to {self.path}: {written} of {len(line)} bytes")
@@ -194,15 +197,21 @@ class CompletionCache:
                 for record, _, _ in group:
                     if record["key"] not in self._records:
                         fresh.setdefault(record["key"], record)
+                lines, failed = {}, {}
+                for key, record in fresh.items():  # a record that cannot be encoded fails alone
+                    try:
+                        lines[key] = encode_line(record)
+                    except (TypeError, ValueError, RecursionError) as err:
+                        failed[key] = err
                 error = None
                 try:
-                    self._open_log().append_many(list(fresh.values()))
-                    self._records.update(fresh)
+                    self._open_log().append_lines(list(lines.values()))
+                    self._records.update((key, fresh[key]) for key in lines)
                 except Exception as err:  # noqa: BLE001 - handed to every waiter; the thread lives on
                     error = err
-            for _, loop, done in group:
+            for record, loop, done in group:
                 try:
-                    loop.call_soon_threadsafe(_resolve, done, error)
+                    loop.call_soon_threadsafe(_resolve, done, failed.get(record["key"], error))
                 except RuntimeError:  # that event loop is closed: nobody waits any more
                     pass
 

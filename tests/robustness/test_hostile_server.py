@@ -86,9 +86,17 @@ def test_distill_writer_thread_survives_surrogates_and_bad_records(tmp_path):
         return ok, ok3, empty
 
     assert asyncio.run(run()) == (True, True, False)
+
+    async def same_group():  # a bad record in the same write group fails alone; its neighbours are stored
+        return await asyncio.gather(cache.aput("k5", {"completion": {"text": "z", "finish_reason": "stop"}}),
+                                    cache.aput("k6", {"completion": {"text": "w", "finish_reason": "stop"}, "bad": {1, 2}}),
+                                    cache.aput("k7", {"completion": {"text": "v", "finish_reason": "stop"}}), return_exceptions=True)
+
+    five, six, seven = asyncio.run(same_group())
+    assert five is True and seven is True and isinstance(six, TypeError)
     cache.close()
     reread = CompletionCache(tmp_path / "cache.jsonl")
-    assert set(reread._records) == {"k1", "k3"}
+    assert set(reread._records) == {"k1", "k3", "k5", "k7"}
     assert reread.get("k1")["completion"]["text"] == "Final \ufffd answer: 1"
 
 
