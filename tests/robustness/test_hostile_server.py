@@ -205,3 +205,25 @@ def test_caches_poisoned_by_an_older_version_are_misses_not_crashes(tmp_path):
 def test_fuzz_bodies_many(payload):
     """The fuzz above with 3000 examples (`pytest -m slow`)."""
     test_fuzz_bodies_never_raise.hypothesis.inner_test(payload)
+
+
+def test_eval_cli_never_writes_credentials(tmp_path, capsys):
+    """`ledgerlm eval --base-url http://user:secret@host/v1?api_key=secret`: not in stderr, results.json or the cache."""
+    from eval_fixtures import make_rows, write_dataset
+
+    from ledgerlm.cli import main as ledgerlm_main
+
+    secret = "hunter2-Secret"
+    write_dataset(tmp_path / "data", make_rows(2, seed=1))
+    with RawServer([json.dumps(GOOD).encode()]) as server:
+        url = server.url.replace("http://", f"http://bob:{secret}@") + f"?api_key={secret}"
+        code = ledgerlm_main(["eval", "--benchmark", "finindices", "--model", "openai:m", "--base-url", url, "--max-retries", "0",
+                              "--data", str(tmp_path / "data"), "--out", str(tmp_path / "run"), "--limit", "2"])
+    dead = ledgerlm_main(["eval", "--benchmark", "finindices", "--model", "openai:m", "--base-url", f"http://bob:{secret}@127.0.0.1:9/v1",
+                          "--max-retries", "0", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "dead"), "--limit", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0 and dead in (0, 3) and secret not in out + err
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and "data" not in p.parts]
+    assert any(p.name == "results.json" for p in files) and any(p.name == "cache.sqlite" for p in files)
+    for path in files:
+        assert secret.encode() not in path.read_bytes(), path
