@@ -53,9 +53,11 @@ def test_eval_unloadable_hf_model(tmp_path):
 
 
 def test_eval_warns_when_backend_gives_no_answer(tmp_path):
-    """An unreachable server: the run is written (errors scored 0, not cached) and stderr says why."""
+    """An unreachable server: the run is written (errors scored 0, not cached, results marked partial), stderr says
+    why, and the exit status is 3 (issue #16: a dead backend is a failure, not a 0 % score)."""
     write_dataset(tmp_path / "data", make_rows(2, seed=1))
     run = _ledgerlm("eval", "--benchmark", "finindices", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
                     "--max-retries", "0", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "run"), "--limit", "2", cwd=tmp_path)
-    assert run.returncode == 0 and "Traceback" not in run.stderr
+    assert run.returncode == 3 and "Traceback" not in run.stderr
     assert "2 of 2 items got no answer" in run.stderr and "ConnectError" in run.stderr
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["partial"] is True
