@@ -4,7 +4,7 @@ bounded set of companies (and their FactStores) in use at a time.
     python -c "from ledgerlm.synth.build.companies import CompanyGroups; g = CompanyGroups([f'C{i}' for i in range(200)], seed=0, n_slots=1000, size=64); print(len(g.groups), g.pool(0)[:3], g.pool(999)[:3])"
 
 Each item slot draws its company from `pool(slot)`. Up to `size` companies (the config's
-`company_group`) that is every company, exactly as before. With more, the companies are dealt into
+`company_group`, 32) that is every company, exactly as before. With more, the companies are dealt into
 near-equal groups (a seeded shuffle, dealt round-robin) and slot i draws from group
 `i * n_groups // n_slots`: consecutive slots (hence shards and workers) use one group's stores, each
 group gets an equal share of the slots and every company the same expected share. The mapping

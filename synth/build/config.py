@@ -61,7 +61,7 @@ class SynthConfig:
     #   "concept" (every canonical line item as an index); empty = all registry families, no concept indices
     traps: bool = True  # False: no distractor periods, parent statements or deficiencies (p_* ignored)
     max_attempts: int = 16  # draws per item slot before it is dropped as `no_derivable_target`
-    company_group: int = 64  # with more companies, slots draw from groups of this many (bounded memory, see companies.py)
+    company_group: int = 32  # with more companies, slots draw from groups of this many (bounded memory, see companies.py)
 
     def fingerprint(self) -> dict:
         """What decides the generated items (not `num_proc`, which never changes them), with a digest of

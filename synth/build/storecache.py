@@ -36,7 +36,7 @@ import pandas as pd
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
 FORMAT = "stores-v3"
-DEFAULT_RESIDENT = 128  # FactStores kept in memory at once (least recently used leaves first)
+DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
 
 
 def cache_dir() -> Path | None:
