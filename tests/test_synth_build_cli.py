@@ -55,11 +55,12 @@ def test_sigkill_then_rerun_equals_uninterrupted_run(tmp_path, small_config, ref
     env = dict(os.environ)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
-    while time.time() < deadline and not ((out / "shards").is_dir() and len(list((out / "shards").glob("*.done"))) >= 3):
+    shards_dir = tmp_path / "killed.work" / "shards"  # resume state lives beside the dataset folder
+    while time.time() < deadline and not (shards_dir.is_dir() and len(list(shards_dir.glob("*.done"))) >= 3):
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    done = len(list((out / "shards").glob("*.done")))
+    done = len(list(shards_dir.glob("*.done")))
     assert 0 < done < 15, "the kill must land mid-run"
     assert not (out / "manifest.json").exists()
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
