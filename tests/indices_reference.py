@@ -240,7 +240,12 @@ class Ref:
 
     def ib(self) -> float:
         self.s("total_liabilities")
-        return self.debt() + sum(self.o(c) for c in LEASES_AND_PAYABLES)
+        return self.debt() + sum(self.o(c) for c in LEASES_AND_PAYABLES) - self.flc_inside_debt()
+
+    def flc_inside_debt(self) -> float:
+        """A current finance lease already inside a one-line short-term debt total (GOOGL 2015-16: short-term debt
+        3,225 M = paper + current notes + 225 M capital leases) is not added a second time."""
+        return self.o("finance_lease_liabilities_current") if self.has("debt_current") else 0.0
 
 
 # ---- composite helpers (index meanings written out in Python) --------------------------------------
@@ -407,7 +412,7 @@ REFERENCE = {
     "current_debt": lambda r: r.current_debt(),
     "noncurrent_debt": lambda r: r.noncurrent_debt(),
     "financial_debt_with_leases": lambda r: fin_debt(r) + r.o("lease_liabilities_current") + r.o("lease_liabilities")
-    + r.o("finance_lease_liabilities_current") + r.o("finance_lease_liabilities"),
+    + r.o("finance_lease_liabilities_current") + r.o("finance_lease_liabilities") - r.flc_inside_debt(),
     "net_financial_debt": net_fin_debt,
     "financial_debt_to_equity": lambda r: fin_debt(r) / r.s("total_equity"),
     "debt_to_capital": lambda r: fin_debt(r) / (fin_debt(r) + r.s("total_equity")),
@@ -422,7 +427,8 @@ REFERENCE = {
     "ocf_to_total_liabilities": lambda r: r.f("operating_cash_flow") / r.s("total_liabilities"),
     "ocf_to_avg_liabilities": lambda r: r.f("operating_cash_flow") / r.avg("total_liabilities"),
     "ocf_to_financial_debt": lambda r: r.f("operating_cash_flow") / fin_debt(r),
-    "lease_liabilities_total": lambda r: r.s("lease_liabilities_current") + r.s("lease_liabilities"),
+    "lease_liabilities_total": lambda r: r.s("lease_liabilities_current") + r.s("lease_liabilities")
+    + r.o("finance_lease_liabilities_current") + r.o("finance_lease_liabilities"),
     "goodwill_to_equity": lambda r: r.s("goodwill") / r.s("equity_parent"),
     "tangible_assets": lambda r: r.s("total_assets") - r.s("goodwill") - r.s("intangible_assets"),
     "liabilities_to_tangible_assets": lambda r: r.s("total_liabilities") / (r.s("total_assets") - r.s("goodwill") - r.s("intangible_assets")),
