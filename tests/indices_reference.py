@@ -249,6 +249,16 @@ class Ref:
 
 
 # ---- composite helpers (index meanings written out in Python) --------------------------------------
+def first_flow(r, *concepts):
+    """EPS numerator: net income available to common stockholders when filed (after preferred dividends), else to the parent."""
+    for c in concepts[:-1]:
+        try:
+            return r.f(c)
+        except Missing:
+            pass
+    return r.f(concepts[-1])
+
+
 def gp(r): return r.f("revenue") - r.f("cost_of_revenue")
 def ebit(r): return r.f("pretax_income") + r.f("interest_expense")
 def ebitda(r): return r.f("operating_income") + r.f("depreciation_amortization")
@@ -464,8 +474,9 @@ REFERENCE = {
     "sbc_to_ocf": lambda r: r.f("stock_based_compensation") / r.f("operating_cash_flow"),
     "cash_flow_adequacy": lambda r: r.f("operating_cash_flow") / (r.f("capex") + r.f("dividends_paid")),
     # per share
-    "eps_basic_computed": lambda r: r.f("net_income_parent") / r.f("shares_basic"),
-    "eps_diluted_computed": lambda r: r.f("net_income_parent") / r.f("shares_diluted"),
+    "eps_basic_computed": lambda r: first_flow(r, "net_income_common_basic", "net_income_parent") / r.f("shares_basic"),
+    "eps_diluted_computed": lambda r: first_flow(r, "net_income_common_diluted", "net_income_common_basic", "net_income_parent")
+    / r.f("shares_diluted"),
     "book_value_per_share": lambda r: r.s("equity_parent") / r.s("shares_outstanding"),
     "tangible_book_value_per_share": lambda r: (r.s("equity_parent") - r.s("goodwill") - r.s("intangible_assets")) / r.s("shares_outstanding"),
     "cash_per_share": lambda r: r.s("cash") / r.s("shares_outstanding"),

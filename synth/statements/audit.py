@@ -8,7 +8,8 @@ Checks (each finding names company, period, concept, the filed figure and the pr
 - eps_reported   the store's EPS for a period (basic/diluted; 3-month, YTD, FY) vs every EPS the filings
                  tagged for that window (equal to the cent; a value on another split basis counts as equal
                  and is tallied as "other split basis").
-- eps_computed   net income to the parent / weighted shares (the product's eps_*_computed) vs the filed EPS
+- eps_computed   net income available to common (else to the parent) / weighted shares (the product's
+                 eps_*_computed) vs the filed EPS
                  (within $0.015 or 1.5 %); a 1000x gap is reported as a scale slip (shares tagged in thousands).
 - quarter_3m     derived standalone quarters (revenue, net income) vs the 3-month figures the 10-Q reports
                  (within the filing's rounding: $1 for exact figures, 1,000 / 1,000,000 for rounded ones).
@@ -39,6 +40,10 @@ from ledgerlm.synth.statements.store import FactStore
 _SINGLE_SPLITS = (2, 3, 4, 5, 7, 8, 10, 15, 20)
 SPLIT_FACTORS = tuple(sorted({a * b for a in (1,) + _SINGLE_SPLITS for b in _SINGLE_SPLITS}))  # one or two splits apart
 EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}
+# the numerator of the product's eps_*_computed (registry per_share.yaml): net income available to common
+# stockholders when the filer reports it (after preferred dividends), else net income to the parent
+EPS_NUMERATORS = {"eps_basic": ("net_income_common_basic", "net_income_parent"),
+                  "eps_diluted": ("net_income_common_diluted", "net_income_common_basic", "net_income_parent")}
 QUARTER_CONCEPTS = ("revenue", "net_income")
 CHECKS = ("eps_reported", "eps_computed", "quarter_3m", "debt", "balance")
 DEFAULT_EXCEPTIONS = Path(__file__).resolve().parents[2] / "tests" / "data" / "audit_exceptions.csv"
@@ -123,7 +128,8 @@ class Audit:
                     basis = float(round(ratio)) if ratio >= 1 else 1 / round(1 / ratio)
                 self._record("eps_reported", same or bool(k), company, label, concept, sorted(values), mine,
                              "store value differs from every filed figure", outcome="ok (other split basis)" if k else "")
-            ni, shares = self._value(company, "net_income_parent", period), self._value(company, EPS_SHARES[concept], period)
+            ni_concept = next((c for c in EPS_NUMERATORS[concept] if self._value(company, c, period) is not None), "net_income_parent")
+            ni, shares = self._value(company, ni_concept, period), self._value(company, EPS_SHARES[concept], period)
             if ni is None or not shares:
                 self.counts[("eps_computed", "not derivable")] += 1
                 continue
@@ -138,7 +144,7 @@ class Audit:
                              f"scale slip: net income / {EPS_SHARES[concept]} = 1000 x the filed EPS (shares tagged in thousands?){note}")
                 continue
             self._record("eps_computed", False, company, label, concept, sorted(values), round(computed, 4),
-                         f"net income to parent {ni:,.0f} / {EPS_SHARES[concept]} {shares:,.0f}{note}")
+                         f"{ni_concept} {ni:,.0f} / {EPS_SHARES[concept]} {shares:,.0f}{note}")
 
     # -- standalone quarters -------------------------------------------------------------------------
     def check_quarters(self, company: str) -> None:

@@ -193,6 +193,17 @@ def Fl(c):
     return lambda e, P: e.flow(c, P)
 
 
+def first_fl(*cs):
+    def f(e, P):
+        for c in cs[:-1]:
+            try:
+                return e.flow(c, P)
+            except Missing:
+                pass
+        return e.flow(cs[-1], P)
+    return f
+
+
 def St(c):
     return lambda e, P: e.stock(c, P)
 
@@ -301,6 +312,13 @@ def _leases(e, d):
                                               "finance_lease_noncurrent"))
 
 
+def _leases_beside_debt(e, d):
+    """Leases to add to borrowings: a current capital lease inside a one-line short-term debt total (Alphabet 10-K 2015:
+    short-term debt 3,225 M = paper + current notes + 225 M capital leases) is counted once."""
+    inside = e._line("debt_current_total", d) is not None
+    return _leases(e, d) - ((e._opt("finance_lease_current", d) or 0.0) if inside else 0.0)
+
+
 rev, cor, opi, pti, tax, ni, nip = (Fl(c) for c in ("revenue", "cost_of_revenue", "operating_income", "pretax_income", "income_tax",
                                                     "net_income", "net_income_parent"))
 ocf, icf, fcf_, capex, da = Fl("operating_cash_flow"), Fl("investing_cash_flow"), Fl("financing_cash_flow"), Fl("capex"), Fl("depreciation_amortization")
@@ -312,7 +330,7 @@ wc_b = Bal(lambda e, d: e.stock_at("current_assets", d) - e.stock_at("current_li
 debt_b = Bal(lambda e, d: e.stock_at("financial_debt", d))
 # interest-bearing liabilities (the stated convention, README "Conventions: debt"): borrowings + lease liabilities
 # (operating and finance, current and non-current); the lease alternates then add finance / all leases to borrowings again
-ib_b = Bal(lambda e, d: e.debt(d) + (_leases(e, d) if e.leases == "none" else 0.0))
+ib_b = Bal(lambda e, d: e.debt(d) + (_leases_beside_debt(e, d) if e.leases == "none" else 0.0))
 nib_b = Bal(lambda e, d: e.stock_at("total_liabilities", d) - ib_b(e, d))
 ic_b = Bal(lambda e, d: e.stock_at("equity_parent", d) + ib_b(e, d))  # equity_parent + total_liab - non-IB liab
 net_assets_b = Bal(lambda e, d: e.stock_at("total_assets", d) - e.stock_at("total_liabilities", d))
@@ -430,7 +448,9 @@ INDEX = {
     "long_term_capital_debt_ratio": div(St("noncurrent_liabilities"), add(St("noncurrent_liabilities"), St("total_equity"))),
     "net_debt_to_ebitda_ttm": None,  # needs short-term investments: not covered (tag choice not independent enough)
     # per share
-    "eps_basic_computed": div(nip, Fl("shares_basic")), "eps_diluted_computed": div(nip, Fl("shares_diluted")),
+    # numerator: net income available to common stockholders when the filer tags it (after preferred dividends), else to the parent
+    "eps_basic_computed": div(first_fl("net_income_common_basic", "net_income_parent"), Fl("shares_basic")),
+    "eps_diluted_computed": div(first_fl("net_income_common_diluted", "net_income_common_basic", "net_income_parent"), Fl("shares_diluted")),
     "revenue_per_share": div(rev, Fl("shares_diluted")), "ocf_per_share": div(ocf, Fl("shares_diluted")),
     "fcf_per_share": div(fcf, Fl("shares_diluted")), "ebitda_per_share": div(ebitda, Fl("shares_diluted")),
     "dividends_per_share_computed": div(Fl("dividends_paid"), Fl("shares_basic")), "dilution_ratio": div(Fl("shares_diluted"), Fl("shares_basic")),
@@ -452,7 +472,7 @@ INDEX.update({
     "fcff_ttm": ttm(lambda e, P: nopat(e, P) + da(e, P) - capex(e, P) - wc_change(e, P)),
     "payout_to_fcf": div(add(Fl("dividends_paid"), Fl("share_repurchase")), fcf),
     "lease_liabilities_total": bal_at(Bal(_leases)),
-    "financial_debt_with_leases": bal_at(Bal(lambda e, d: e.debt(d) + _leases(e, d))),
+    "financial_debt_with_leases": bal_at(Bal(lambda e, d: e.debt(d) + _leases_beside_debt(e, d))),
     "book_enterprise_value": lambda e, P: e.stock("total_equity", P) + ib_b(e, e.end(P)) - e.stock("cash", P),
     "long_term_asset_fit_ratio": div(add(St("total_equity"), St("noncurrent_liabilities")), St("noncurrent_assets")),
     "long_term_debt_to_equity": div(bal_at(Bal(_noncurrent_debt)), St("total_equity")),

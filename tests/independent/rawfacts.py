@@ -39,6 +39,8 @@ TAGS: dict[str, list[str]] = {
     "income_tax": ["IncomeTaxExpenseBenefit", "ifrs:IncomeTaxExpenseContinuingOperations"],
     "net_income": ["ProfitLoss", "NetIncomeLoss", "ifrs:ProfitLoss"],
     "net_income_parent": ["NetIncomeLoss", "ifrs:ProfitLossAttributableToOwnersOfParent"],
+    "net_income_common_basic": ["NetIncomeLossAvailableToCommonStockholdersBasic"],  # after preferred dividends
+    "net_income_common_diluted": ["NetIncomeLossAvailableToCommonStockholdersDiluted"],
     "rd_expense": ["ResearchAndDevelopmentExpense", "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",
                    "ifrs:ResearchAndDevelopmentExpense"],
     "selling_expense": ["SellingAndMarketingExpense", "ifrs:SellingExpense"],
