@@ -49,19 +49,29 @@ def test_same_seed_same_bytes_and_num_proc_does_not_matter(tmp_path, small_confi
     assert sha(other)["train.jsonl"] != sha(reference)["train.jsonl"]
 
 
-def test_sigkill_then_rerun_equals_uninterrupted_run(tmp_path, small_config, reference):
+KILL_SHARDS = 150  # num 300 = 150 item slots (two hint variants each), one slot per shard: seconds of shard work
+
+
+def test_sigkill_then_rerun_equals_uninterrupted_run(tmp_path):
+    # many small shards, so the kill lands while shards are still being written (with 15 shards of 4 the whole run
+    # could finish, and remove its shard folder, between two polls: the kill then hit nothing)
+    config = tmp_path / "kill.yaml"
+    config.write_text(f"num: {2 * KILL_SHARDS}\nseed: 5\nshard_size: 1\n")
+    reference = tmp_path / "reference"
+    assert cli.main(["--config", str(config), "--out", str(reference), "--no-progress"]) == 0
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "ledgerlm.synth.build.cli", "--config", str(small_config), "--out", str(out), "--no-progress"]
+    cmd = [sys.executable, "-m", "ledgerlm.synth.build.cli", "--config", str(config), "--out", str(out), "--no-progress"]
     env = dict(os.environ)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
+    deadline = time.time() + 300
     shards_dir = tmp_path / "killed.work" / "shards"  # resume state lives beside the dataset folder
-    while time.time() < deadline and not (shards_dir.is_dir() and len(list(shards_dir.glob("*.done"))) >= 3):
-        time.sleep(0.05)
+    while time.time() < deadline and proc.poll() is None and not (shards_dir.is_dir() and len(list(shards_dir.glob("*.done"))) >= 3):
+        time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     done = len(list(shards_dir.glob("*.done")))
-    assert 0 < done < 15, "the kill must land mid-run"
+    assert proc.returncode == -signal.SIGKILL, f"the run ended (exit {proc.returncode}) before the kill: not a mid-run kill"
+    assert 3 <= done < KILL_SHARDS, f"the kill must land mid-run ({done} of {KILL_SHARDS} shards done)"
     assert not (out / "manifest.json").exists()
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
     assert sha(out) == sha(reference)

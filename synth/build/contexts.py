@@ -173,7 +173,7 @@ class Builder:
 
             from ledgerlm.synth.statements.store import FactStore
 
-            self._all = FactStore(pd.concat([s.facts for s in self.stores.values()], ignore_index=True))
+            self._all = FactStore(pd.concat([s.facts for s in self.stores.values()], ignore_index=True), quarter_columns=False)
         return self._all
 
     # -- candidates ------------------------------------------------------------------------
@@ -480,7 +480,14 @@ class Builder:
                     if key not in seen and f.report in shown_labels:
                         seen.add(key)
                         provenance.append({"concept": f.concept, "period": f.report, "value": f.value, "source": f.source})
-        solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks)
+        # issue 11: per-share amounts / share counts shown on the latest split basis are said to be restated (prompt and solution)
+        store = self.stores[company]
+        restated = {k for scope in dict.fromkeys(s for _, s in shown_blocks)
+                    for k in (store.split_restatement(company, [r for r, s in shown_blocks if s == scope], scope, statements) or ([], ""))[0]}
+        splits = store.splits(company) if restated else []
+        split_text = instructions.split_note(language, ([k for k, _ in splits if k in restated], splits[-1][1]) if restated else None)
+        solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks,
+                                 split_text=split_text)
         base = {
             "split": row_split(self.split_rule, company, [*item.periods, *(r.label for r, _ in item.blocks)]), "paradigm": item.paradigm, "axis": item.axis, "company": company,
             "target_periods": item.periods, "indices": [ix.id for ix in item.indices],
@@ -497,7 +504,8 @@ class Builder:
                 choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
                 periods=item.periods, kinds=kinds, currency=currency,
                 hints=[ix.hint_text(language) for ix in item.indices] if hint else None,
-                conventions=None if hint else [ix.convention_text(language) for ix in item.indices], scope_note=parent_shown)
+                conventions=None if hint else [ix.convention_text(language) for ix in item.indices], scope_note=parent_shown,
+                split_text=split_text)
             row = {"id": f"fin-{cfg.seed}-{slot:07d}-{'h' if hint else 'n'}", **base, "hint": hint,
                    "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
                    "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,

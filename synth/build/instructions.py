@@ -20,7 +20,8 @@ from ledgerlm.synth.statements.periods import parse_period
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 LANGUAGES = ("en", "zh")
 REQUIRED_KEYS = ("system", "intro", "block_header", "blocks_end", "single", "table", "hint_single", "hint_table", "hint_item",
-                 "units", "decimals", "currency", "answer", "periods", "scope", "scope_note", "conventions", "list_sep")
+                 "units", "decimals", "currency", "answer", "periods", "scope", "scope_note", "conventions", "list_sep",
+                 "split_note", "split_one", "split_many", "split_and")
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,9 +121,21 @@ def showing(choice: Choice, values: list, units: list[str]) -> Choice:
     raise Drop("rounds_to_zero", f"{len(hidden(choice))} value(s) round to 0 at every allowed unit and up to 6 decimals")
 
 
+def split_note(language: str, restatement: tuple[list[str], str] | None) -> str:
+    """One sentence saying the shown per-share amounts and share counts are restated for stock splits (issue 11), from
+    `FactStore.split_restatement` ((factors, basis filing date)); "" when nothing shown is restated."""
+    if not restatement:
+        return ""
+    factors, date = restatement
+    pool = templates(language)
+    splits = (pool["split_one"].format(k=factors[0]) if len(factors) == 1 else
+              pool["split_many"].format(ks=pool["split_and"].join(f"{k}-for-1" if language == "en" else f"{k}拆1" for k in factors)))
+    return pool["split_note"].format(splits=splits, date=date)
+
+
 def user_message(choice: Choice, *, company: str, company_name: str, blocks: list[str], index_names: list[str],
                  periods: list[str], kinds: list[str], currency: str, hints: list[str] | None,
-                 conventions: list[str] | None = None, scope_note: bool = False) -> str:
+                 conventions: list[str] | None = None, scope_note: bool = False, split_text: str = "") -> str:
     """The whole user turn: intro, numbered documents, question, optional formula block (or, without it, the
     conventions the answer uses), constraints, answer format. `scope_note`: parent-company statements are shown,
     so the question says the answer is for the consolidated group (issue 11)."""
@@ -137,6 +150,8 @@ def user_message(choice: Choice, *, company: str, company_name: str, blocks: lis
                                         indices=sep.join(index_names), period=period_text, periods=period_text))
     if scope_note:
         parts.append(pool["scope_note"])
+    if split_text:  # the shown per-share amounts / share counts are on the latest split basis, not as first filed
+        parts.append(split_text)
     if hints is None and conventions and any(conventions):
         parts.append(pool["conventions"].format(conventions=" ".join(dict.fromkeys(c for c in conventions if c))))
     if hints is not None:

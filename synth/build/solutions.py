@@ -108,12 +108,13 @@ def _calc_steps(v) -> list[str]:
     return out
 
 
-def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list) -> str:
-    """The worked solution; its last line is `final`, the answer in the requested format."""
+def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "") -> str:
+    """The worked solution; its last line is `final`, the answer in the requested format. `split_text`: the prompt's
+    sentence on stock-split restatement (issue 11), repeated under the reports used."""
     t = PHRASES[language]
     if item.missing is not None:
-        return _deficiency(item, t, language, final, shown)
-    lines = [t["reports"], *_facts_by_report(item.values, language)]
+        return _deficiency(item, t, language, final, shown, split_text)
+    lines = [t["reports"], *_facts_by_report(item.values, language), *([split_text] if split_text else [])]
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
     lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
     lines += ["", t["formula"]]
@@ -139,7 +140,7 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     return "\n".join(lines)
 
 
-def _deficiency(item, t: dict, language: str, final: str, shown: list) -> str:
+def _deficiency(item, t: dict, language: str, final: str, shown: list, split_text: str = "") -> str:
     v = item.values[0][0]
     from ledgerlm.synth.build.contexts import consulted
 
@@ -148,6 +149,7 @@ def _deficiency(item, t: dict, language: str, final: str, shown: list) -> str:
     missing = item.missing.label
     facts = sorted({f"{_label(f.concept, language)} ({f.concept})" for f in v.facts if f.report == missing})
     lines = [t["need"].format(reports=", ".join(needed)), t["shown"].format(reports=", ".join(shown_labels) or "-"),
+             *([split_text] if split_text else []),
              t["missing"].format(report=missing, facts=", ".join(facts), why=item.deficiency_error), t["stop"],
              "", t["final"], final]
     return "\n".join(lines)

@@ -35,7 +35,7 @@ from typing import Iterator, Mapping
 import pandas as pd
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
-FORMAT = "stores-v3"
+FORMAT = "stores-v4"  # v4: stores built as synth stores (quarter_columns=False), recorded in the state
 DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
 
 
@@ -203,7 +203,7 @@ def build_cache(sources: list[str] | None, folder: Path) -> Path:
         raw = pd.concat([pd.read_parquet(p) for p in sorted(staged[company], key=lambda p: p.name.split("-")[1:])],
                         ignore_index=True)
         facts = select_latest(raw).reset_index(drop=True)
-        store = FactStore(facts)
+        store = FactStore(facts, quarter_columns=False)  # synth stores: see contexts.company_stores
         try:  # the indexed store too (as built, before any lookup memoises): a load then skips FactStore's indexing
             state = store_state(store)
         except Unsupported:
@@ -282,13 +282,16 @@ class LazyStores(Mapping):
                     raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
                 store = load_store(facts, path.read_bytes())
             else:
-                store = FactStore(facts)
+                store = FactStore(facts, quarter_columns=False)
         except (OSError, ValueError, KeyError, TypeError, EOFError, UntrustedCache) as err:  # pyarrow's errors are ValueError / OSError
             from ledgerlm.errors import InputError
 
             raise InputError(f"store cache file of company {company} is unreadable ({type(err).__name__}: {err}); "
                              f"delete {self.folder} to rebuild it", path=str(self.folder / self.index[company]["file"]),
                              field="store_cache") from None
+        # issue 11: a synth store answers a standalone quarter's EPS / weighted shares from the YTD reports a prompt
+        # shows, never from a 3-month column the prompt does not show (whatever state an older cache recorded)
+        store.quarter_columns = False
         self.loads += 1
         self._loaded[company] = store
         if len(self._loaded) > self.resident:  # evict the older half at once (callers sweep their caches once)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pandas as pd
@@ -205,13 +206,17 @@ def normalize(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         old = df.loc[idx, "value"].astype(float)
         from decimal import Decimal
 
-        new = [float(Decimal(repr(o)) * Decimal(repr(f)) if sh else Decimal(repr(o)) / Decimal(repr(f)))
-               for o, f, sh in zip(old, factor[idx], is_shares)]
+        exact = [Decimal(repr(o)) * Decimal(repr(f)) if sh else Decimal(repr(o)) / Decimal(repr(f))
+                 for o, f, sh in zip(old, factor[idx], is_shares)]
+        # a rescaled per-share figure is kept at the decimals every statement format prints (3.6475 / 7 = 0.521071),
+        # so a prompt shows exactly the figure an answer is computed from (issue 11)
+        new = [float(x if sh else x.quantize(PER_SHARE_QUANTUM, ROUND_HALF_UP)) for x, sh in zip(exact, is_shares)]
         df.loc[idx, "value"] = new
         verb = np.where(is_shares, "x", "/")
         df.loc[idx, "adjustment"] = [
-            _join(a, f"as filed {_num(o)} {v} {_fmt_factor(f)} = {_num(n)} on the latest share basis ({w})")
-            for a, o, v, f, n, w in zip(df.loc[idx, "adjustment"], old, verb, factor[idx], new, why[idx])
+            _join(a, f"as filed {_num(o)} {v} {_fmt_factor(f)} = {_num(n)}{'' if Decimal(repr(n)) == x else ' (to 6 decimals)'}"
+                     f" on the latest share basis ({w})")
+            for a, o, v, f, n, x, w in zip(df.loc[idx, "adjustment"], old, verb, factor[idx], new, exact, why[idx])
         ]
         df = _prefer_precise(df, factor, kind)
     return df, notes
@@ -232,6 +237,9 @@ def _prefer_precise(df: pd.DataFrame, factor: pd.Series, kind: pd.Series) -> pd.
     coarser = pairs[(pairs["_f_other"] > pairs["_f"])
                     & ((pairs["value"] - pairs["value_other"]).abs() <= CENT / pairs["_f"])]
     return df.drop(index=coarser["row_id"].unique()) if len(coarser) else df
+
+
+PER_SHARE_QUANTUM = Decimal("0.000001")  # render._number prints 6 decimals in every text format
 
 
 def _num(x: float) -> str:

@@ -36,6 +36,7 @@ from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
 EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}  # EPS concept -> its denominator
 QUARTER_COLUMNS = frozenset({*EPS_SHARES, *EPS_SHARES.values()})  # non-additive lines read from the 3-month column
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
+_SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
 ANNUAL_DAYS = (350, 380)
 QUARTER_DAYS = (80, 100)
 DAYS_PER_QUARTER = 365.25 / 4
@@ -549,6 +550,38 @@ class FactStore:
             self._share_basis[company] = ("share basis: the latest filing's (as filed, after " + "; ".join(found) + ")"
                                           if found else "share basis: as filed (no stock split in the data)")
         return self._share_basis[company]
+
+    def splits(self, company: str) -> list[tuple[str, str]]:
+        """(factor text, first filing date on the new basis) of every stock split the company's values were rescaled for,
+        oldest first (read from the rescale notes; splits.py detects the splits)."""
+        company = self.resolve_company(company)
+        found = {m.group(1): m.group(2) for c in self._company_cells(company).values() for m in _SPLIT_PARTS_RE.finditer(c.note)}
+        return sorted(found.items(), key=lambda kv: kv[1])
+
+    def split_restatement(self, company: str, reports: Iterable[ReportKey | str], scope: str = "consolidated",
+                          statements: Iterable[str] | None = None) -> tuple[list[str], str] | None:
+        """(split factors, basis date) when a per-share value or share count these reports show (in `statements`) is
+        restated for a stock split: the report was first filed before the split's first filing on the new basis, so
+        its figures stand on the latest basis, not as its own filing showed them. None when no shown figure is."""
+        company = self.resolve_company(company)
+        splits = self.splits(company)
+        if not splits:
+            return None
+        wanted = {parse_report(r) for r in reports}
+        shown = set(statements) if statements is not None else None
+        restated: set[str] = set()
+        for (s, concept, report), cell in self._company_cells(company).items():
+            if s != scope or report not in wanted or self.kind_of(concept, company) not in ("per_share", "shares"):
+                continue
+            if shown is not None and (_concept_meta(concept)[0] or cell.statement) not in shown:
+                continue
+            filed = self.report_filed(company, report, scope) or cell.filed
+            if filed:
+                restated |= {k for k, first_new in splits if filed < first_new}
+        if not restated:
+            return None
+        factors = [k for k, _ in splits if k in restated]
+        return factors, splits[-1][1]
 
     def _flow(self, company: str, concept: str, p: Period, scope: str, kind: str) -> Derived:
         y, q = p.fiscal_year, p.quarter
