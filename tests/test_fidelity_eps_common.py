@@ -27,7 +27,7 @@ def value(stores, company, index_id, period):
 def test_bac_eps_after_preferred_dividends(stores):
     assert value(stores, "BAC", "eps_basic_computed", "FY2009") == pytest.approx(-2_204e6 / 7_728_570e3)
     assert round(value(stores, "BAC", "eps_basic_computed", "FY2009"), 2) == -0.29  # the 10-K's basic EPS
-    assert round(value(stores, "BAC", "eps_basic_computed", "FY2009Q2"), 2) == 0.33  # 10-Q Q2 2009: 2,419 M / 7,241,515 k
+    assert round(value(stores, "BAC", "eps_basic_computed", "FY2009Q1"), 2) == 0.44  # 10-Q Q1 2009, filed basic EPS 0.44
 
 
 def test_parent_net_income_when_no_common_line(stores):

@@ -605,6 +605,23 @@ class FactStore:
         if p.kind == "Q":
             cur = self._ytd(company, concept, ReportKey(y, q), scope)
             prev = self._ytd(company, concept, ReportKey(y, q - 1), scope)
+            cells = self._company_cells(company)
+            cur_cell, prev_cell = cells.get((scope, concept, ReportKey(y, q))), cells.get((scope, concept, ReportKey(y, q - 1)))
+            if cur_cell is not None and prev_cell is not None and cur_cell.filed and prev_cell.filed and prev_cell.filed > cur_cell.filed:
+                # mixed vintages: the prior YTD is a later filing's restated comparative, this YTD the original (FSDS 2009Q2:
+                # Ford H1 51,967 M original - Q1 24,390 M restated = 27,577 M vs the 10-Q's 27,189 M): the quarter's own
+                # three-month figure, when filed, is the one consistent basis (issue 11); a synth store (quarter_columns
+                # False: the prompt shows YTD reports only) refuses the quarter instead of answering across vintages
+                if not self.quarter_columns:
+                    raise NotDerivable(f"{company}: {concept} {p.label}: {ReportKey(y, q - 1).label} is restated in a later filing "
+                                       f"than {ReportKey(y, q).label}; YTD - prior YTD would mix vintages",
+                                       company=company, concept=concept, period=p.label, missing=[])
+                three_months = self._shown_quarter(company, concept, p, scope)
+                if three_months is not None:
+                    three_months.steps.append(f"{concept} {p.label}: {ReportKey(y, q - 1).label} is restated in a later filing "
+                                              f"({prev_cell.filed}) than {ReportKey(y, q).label} ({cur_cell.filed}); the "
+                                              f"three-month figure as filed is used, not YTD - prior YTD across vintages")
+                    return three_months
             val = _exact("+-", cur.value, prev.value)
             step = f"{concept} {p.label} = {ReportKey(y, q).label} - {ReportKey(y, q - 1).label} = {_fmt(cur.value)} - {_fmt(prev.value)} = {_fmt(val)}"
             return Derived(val, cur.unit, cur.inputs + prev.inputs, cur.steps + prev.steps + [step])
