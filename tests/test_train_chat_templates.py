@@ -12,6 +12,7 @@ FAMILY_TOKENS = {
     "deepseek_v3_reasoning": [],
     "qwen2_5_reasoning": ["<|im_start|>", "<|im_end|>"],
     "llama3_reasoning": ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"],
+    "smollm2_reasoning": ["<|im_start|>", "<|im_end|>"],
 }
 
 

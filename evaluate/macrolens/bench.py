@@ -176,7 +176,8 @@ def run_eval(args) -> int:
     levels = parse_ladder(args.ladder)
     cfg = TaskConfig(granularity=args.granularity, lookback=args.lookback, horizon=args.horizon, budgets=parse_budgets(args.budget),
                      t3_instances=args.t3_instances, seed=args.seed)
-    print(f"macrolens: loading {args.data} and {args.model} ...", file=sys.stderr, flush=True)
+    if Path(args.data).exists():  # a bad path fails at once with one error line; a real load can take a minute
+        print(f"macrolens: loading {args.data} and {args.model} ...", file=sys.stderr, flush=True)
     release, sampler, is_baseline = _load_and_check(args, tasks)  # validates before anything is written under OUT
     source = release.source
     rows, drops = [], {}
