@@ -104,6 +104,13 @@ class Engine:
         self._cell("total_assets", None, d)  # the balance sheet must exist
         cur = self.current_debt(d)
         non = self._line("ltd_noncurrent", d)
+        if non is not None and self.used[-1].get("tag") == "LongTermDebtAndCapitalLeaseObligations":
+            # the combined line includes finance leases (Alphabet 2019-12-31: 4,554 M = notes 3,958 M + leases), which
+            # _leases_beside_debt adds again: where the filer reports the debt-only line for this date (its FY2019 10-K),
+            # that line is the borrowings; the combined line is taken as presented only when it is the only one
+            only = self._opt("ltd_noncurrent_debt_only", d)
+            if only is not None:
+                non = only
         if non is None and self._line("bonds_noncurrent", d) is not None:
             non = 0.0
         if non is None:

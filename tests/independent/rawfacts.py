@@ -99,6 +99,7 @@ TAGS: dict[str, list[str]] = {
     "bonds_noncurrent": ["ifrs:NoncurrentPortionOfNoncurrentBondsIssued"],
     "ltd_noncurrent": ["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations", "ifrs:LongtermBorrowings"],
     "ltd_total": ["LongTermDebt"],
+    "ltd_noncurrent_debt_only": ["LongTermDebtNoncurrent"],  # notes only, without the capital/finance leases of the combined line
     "convertible_noncurrent": ["ConvertibleDebtNoncurrent", "ConvertibleLongTermNotesPayable"],
     "finance_lease_current": ["FinanceLeaseLiabilityCurrent", "CapitalLeaseObligationsCurrent"],  # capital = finance lease before ASC 842
     "finance_lease_noncurrent": ["FinanceLeaseLiabilityNoncurrent", "CapitalLeaseObligationsNoncurrent"],
@@ -113,7 +114,7 @@ INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inven
            "total_equity", "equity_parent", "minority_interest", "retained_earnings", "capital_reserve", "surplus_reserve", "liabilities_and_equity",
            "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
            "convertible_current", "notes_payable_current", "debt_total_only", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
-           "finance_lease_noncurrent", "operating_lease_current", "operating_lease_noncurrent"}
+           "finance_lease_noncurrent", "ltd_noncurrent_debt_only", "operating_lease_current", "operating_lease_noncurrent"}
 
 
 class Missing(Exception):
