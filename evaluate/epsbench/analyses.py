@@ -29,21 +29,12 @@ from typing import Any, Mapping
 from ledgerlm.errors import LedgerError
 from ledgerlm.evaluate.epsbench.calculator import calculate, neutral_drivers
 from ledgerlm.evaluate.epsbench.release import Release
+from ledgerlm.evaluate.epsbench.scoring import _finite as _num  # numbers as the release's common.f reads them
 
 NEAR, FAR, GRID_SIZE = 49, 50, 149
 CITES_NUMBER = re.compile(
     r"\$\s?\d|\d(?:\.\d+)?\s?%|\b\d{1,3}(?:,\d{3})+\b|\d(?:\.\d+)?\s?(?:million|billion|thousand|bn|mn|mm|m|b|k|bps|basis points|x|shares)\b",
     re.IGNORECASE)
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    try:
-        out = float(value)
-    except ValueError:
-        return None
-    return out if math.isfinite(out) else None
 
 
 def naive_baselines(release: Release, grid: list[str], model_pde: Mapping[str, float | None] | None = None) -> list[dict[str, Any]]:
