@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # distill_fixtures, wi
 from distill_fixtures import answer_text, make_items, read_jsonl, write_dataset  # noqa: E402
 
 from ledgerlm.errors import InputError  # noqa: E402
-from ledgerlm.evaluate.sampling import Completion  # noqa: E402
+from ledgerlm.inference.sampling import Completion  # noqa: E402
 from ledgerlm.synth.distill import teachers  # noqa: E402
 from ledgerlm.synth.distill.cache import CompletionCache  # noqa: E402
 from ledgerlm.synth.distill.cli import main  # noqa: E402

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ledgerlm.synth.distill.ratelimit import RateLimiter
+from ledgerlm.inference.ratelimit import RateLimiter
 
 
 def test_in_flight_never_exceeds_concurrency():

@@ -14,11 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures, opena
 from eval_fixtures import build_tiny_model, make_rows, write_dataset  # noqa: E402
 from openai_stub_server import StubServer  # noqa: E402
 
-from ledgerlm.evaluate.backends import make_backend  # noqa: E402
-from ledgerlm.evaluate.cache import ResponseCache, generate_cached  # noqa: E402
+from ledgerlm.inference.backends import make_backend  # noqa: E402
+from ledgerlm.inference.cache import ResponseCache, generate_cached  # noqa: E402
 from ledgerlm.evaluate.cli import eval_main  # noqa: E402
 from ledgerlm.evaluate.runfiles import SAMPLE_FIELDS, read_run  # noqa: E402
-from ledgerlm.evaluate.sampling import Completion, GenerationParams  # noqa: E402
+from ledgerlm.inference.sampling import Completion, GenerationParams  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +152,7 @@ def test_interrupted_run_resumes_from_cache(dataset, tmp_path, monkeypatch):
     run = tmp_path / "run"
     with StubServer(responder=oracle_responder(rows)) as server:
         args = ["--benchmark", "finindices", "--model", "openai:m", "--base-url", server.url, "--data", str(data), "--out", str(run), "--n-boot", "100"]
-        import ledgerlm.evaluate.cache as cache_module
+        import ledgerlm.inference.cache as cache_module
 
         real = cache_module.generate_cached
 

@@ -11,13 +11,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures, opena
 from eval_fixtures import make_rows, table_text  # noqa: E402
 
 from ledgerlm.errors import InputError  # noqa: E402
-from ledgerlm.evaluate.backends import make_backend  # noqa: E402
-from ledgerlm.evaluate.backends.oracle import scale_final_answer  # noqa: E402
+from ledgerlm.inference.backends import make_backend  # noqa: E402
+from ledgerlm.inference.backends.oracle import scale_final_answer  # noqa: E402
 from ledgerlm.evaluate.finindices.adapter import from_official, load_rows  # noqa: E402
 from ledgerlm.evaluate.finindices.extract import extract_numbers, normalize, parse_cell  # noqa: E402
 from ledgerlm.evaluate.finindices.scoring import precision_key, score_response  # noqa: E402
-from ledgerlm.evaluate.reasoning import split_reasoning  # noqa: E402
-from ledgerlm.evaluate.sampling import GenerationParams  # noqa: E402
+from ledgerlm.inference.reasoning import split_reasoning  # noqa: E402
+from ledgerlm.inference.sampling import GenerationParams  # noqa: E402
 
 
 def single(answer, decimals=2, **extra):

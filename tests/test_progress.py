@@ -28,7 +28,7 @@ def test_epsbench_prints_a_line_per_round(docs, tmp_path, capsys):  # noqa: F811
 
 def test_macrolens_generation_reports_each_batch():
     from ledgerlm.evaluate.macrolens.bench import _generate
-    from ledgerlm.evaluate.sampling import Completion, GenerationParams
+    from ledgerlm.inference.sampling import Completion, GenerationParams
 
     class Echo:
         def generate(self, batch, params, **kw):

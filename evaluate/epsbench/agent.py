@@ -20,8 +20,8 @@ from ledgerlm.errors import InputError
 from ledgerlm.evaluate.epsbench.calculator import Schema, calculate, operating_node, pretax_node
 from ledgerlm.evaluate.epsbench.release import Instance, Truth
 from ledgerlm.evaluate.epsbench.tools import Toolbox
-from ledgerlm.evaluate.reasoning import split_reasoning
-from ledgerlm.evaluate.sampling import GenerationParams, Sampler
+from ledgerlm.inference.reasoning import split_reasoning
+from ledgerlm.inference.sampling import GenerationParams, Sampler
 
 SYSTEM_PROMPT = """You are an equity analyst forecasting a company's GAAP diluted EPS for a quarter that has ended \
 but whose results are not yet published. You may only use the documents your tools return; they are \

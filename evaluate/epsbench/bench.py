@@ -60,7 +60,7 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     from ledgerlm.evaluate.epsbench.agent import AgentConfig, make_record, run_conversations, start_conversation, use_native_tools
     from ledgerlm.evaluate.epsbench.tools import Toolbox
-    from ledgerlm.evaluate.sampling import GenerationParams, make_sampler
+    from ledgerlm.inference.sampling import GenerationParams, make_sampler
 
     release = load_release(args.release)
     information = args.information or ("full" if args.docs else "none")

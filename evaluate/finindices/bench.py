@@ -21,9 +21,9 @@ from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.finindices import adapter
 from ledgerlm.evaluate.finindices.scoring import DEFICIENT, FORMAT_ERRORS, PARSE_ERRORS, SCORER_VERSION, score_response
-from ledgerlm.evaluate.reasoning import split_reasoning
+from ledgerlm.inference.reasoning import split_reasoning
 from ledgerlm.evaluate.runfiles import read_jsonl, write_run
-from ledgerlm.evaluate.sampling import Completion, GenerationParams
+from ledgerlm.inference.sampling import Completion, GenerationParams
 from ledgerlm.evaluate.tasks import load_task
 
 
@@ -65,8 +65,8 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from ledgerlm.evaluate.cache import ResponseCache, generate_cached
-    from ledgerlm.evaluate.sampling import make_sampler
+    from ledgerlm.inference.cache import ResponseCache, generate_cached
+    from ledgerlm.inference.sampling import make_sampler
 
     task = load_task(args.task)
     field_map = adapter.load_field_map(args.field_map)

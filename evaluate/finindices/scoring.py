@@ -37,7 +37,7 @@ from typing import Any
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices import extract
-from ledgerlm.evaluate.reasoning import split_reasoning
+from ledgerlm.inference.reasoning import split_reasoning
 
 SCORER_VERSION = 3  # 3: symbolic ≈ (precision is part of the answer), json objects, introduced years; bump together with `version` in evaluate/tasks/finindices/finindices.yaml
 FILTER_CHAIN = ("strip_reasoning", "isolate_answer", "extract_numbers", "match_at_precision")

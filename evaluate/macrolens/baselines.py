@@ -20,7 +20,7 @@ from ledgerlm.evaluate.macrolens.instances import POST_EVENT_DAYS, T7_ATTRIBUTES
 from ledgerlm.evaluate.macrolens.metrics import STATEMENT_FIELDS
 from ledgerlm.evaluate.macrolens.prompts import render_answer
 from ledgerlm.evaluate.macrolens.schema import input_features
-from ledgerlm.evaluate.sampling import Completion
+from ledgerlm.inference.sampling import Completion
 
 NAIVE = {"T1": "persistence", "T2": "sector_median", "T3": "sector_median", "T4": "historical_analogue", "T5": "sector_median",
          "T6": "sector_median", "T7": "metro_median"}

@@ -27,7 +27,7 @@ from ledgerlm.evaluate.macrolens.prompts import LADDER, LADDER_TASKS, build_mess
 from ledgerlm.evaluate.macrolens.sampling_plan import parse_budgets
 from ledgerlm.evaluate.macrolens.scoring import score_rows
 from ledgerlm.evaluate.runfiles import read_jsonl, write_run
-from ledgerlm.evaluate.sampling import GenerationParams
+from ledgerlm.inference.sampling import GenerationParams
 
 
 def add_eval_args(p: argparse.ArgumentParser) -> None:
@@ -76,7 +76,7 @@ def _sampler(args, release):
         from ledgerlm.evaluate.macrolens.baselines import BaselineSampler
 
         return BaselineSampler(args.model, release, args.seed), True
-    from ledgerlm.evaluate.sampling import make_sampler
+    from ledgerlm.inference.sampling import make_sampler
 
     return make_sampler(args.model, batch_size=args.batch_size, base_url=args.base_url), False
 

@@ -23,10 +23,10 @@ from typing import Any, Callable
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices.scoring import score_response
-from ledgerlm.evaluate.reasoning import split_reasoning
-from ledgerlm.evaluate.sampling import Completion, GenerationParams
+from ledgerlm.inference.reasoning import split_reasoning
+from ledgerlm.inference.sampling import Completion, GenerationParams
 from ledgerlm.synth.distill.cache import CompletionCache, cache_key
-from ledgerlm.synth.distill.ratelimit import RateLimiter
+from ledgerlm.inference.ratelimit import RateLimiter
 
 POLICIES = ("first", "all", "shortest")
 REASONS = ("wrong_value", "wrong_format", "no_answer", "truncated", "transport_error",

@@ -14,7 +14,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages, make_sampler
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages, make_sampler
 
 
 class BatchTeacher:

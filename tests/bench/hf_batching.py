@@ -18,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eval_fixtures import build_tiny_model, make_rows  # noqa: E402
 
-from ledgerlm.evaluate.backends import make_backend  # noqa: E402
-from ledgerlm.evaluate.sampling import GenerationParams  # noqa: E402
+from ledgerlm.inference.backends import make_backend  # noqa: E402
+from ledgerlm.inference.sampling import GenerationParams  # noqa: E402
 
 
 

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledgerlm.evaluate.backends.openai_compat import parse_body, redact_url
-from ledgerlm.evaluate.cache import ResponseCache, generate_cached
+from ledgerlm.inference.backends.openai_compat import parse_body, redact_url
+from ledgerlm.inference.cache import ResponseCache, generate_cached
 from ledgerlm.evaluate.runfiles import atomic_write_text, read_jsonl, write_run
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, make_sampler
+from ledgerlm.inference.sampling import Completion, GenerationParams, make_sampler
 from ledgerlm.synth.distill.cache import CompletionCache
 
 from .fake_openai import RawServer
@@ -109,7 +109,7 @@ def test_empty_completion_with_stop_is_not_cached(tmp_path):
 
 
 def test_gzip_bomb_body_is_refused_without_inflating_it(monkeypatch):
-    import ledgerlm.evaluate.backends.openai_compat as oc
+    import ledgerlm.inference.backends.openai_compat as oc
 
     monkeypatch.setattr(oc, "MAX_BODY_BYTES", 1 << 20)
     bomb = gzip.compress(b" " * (16 << 20), 9)  # 16 MiB of blanks in ~16 KB (the cap: 1 MiB)
@@ -153,7 +153,7 @@ body = st.one_of(json_value, st.fixed_dictionaries({"choices": json_value | st.l
 @given(body)
 def test_fuzz_bodies_never_raise(payload):
     """Any JSON body: a Completion, either clean (str text) or an error that is never cacheable."""
-    from ledgerlm.evaluate.cache import cacheable
+    from ledgerlm.inference.cache import cacheable
 
     c = parse_body(json.dumps(payload).encode())
     assert isinstance(c.text, str)

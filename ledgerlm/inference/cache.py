@@ -1,6 +1,6 @@
 """Response cache and resumable generation: a run killed half-way restarts where it stopped.
 
-    python -c "from ledgerlm.evaluate.cache import ResponseCache; print(len(ResponseCache('runs/x/cache.sqlite')))"
+    python -c "from ledgerlm.inference.cache import ResponseCache; print(len(ResponseCache('runs/x/cache.sqlite')))"
 
 Key = sha256 of (model id, rendered prompt, generation params, seed) — the rendered prompt is the
 chat-template string for `hf:` backends and the canonical JSON of the messages (+ tools) for the
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ledgerlm.evaluate.runfiles import clean_text
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages, Sampler
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages, Sampler
 
 
 def cache_key(model_id: str, prompt: str, params: GenerationParams) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices import extract
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 _NUMBER = extract._NUMBER  # the scorer's own number grammar, so the slip hits exactly what it reads
 

@@ -1,10 +1,10 @@
 """The one sampler interface every backend implements: chat messages in, text (+ reasoning) out.
 
-    from ledgerlm.evaluate.sampling import make_sampler, GenerationParams
+    from ledgerlm.inference.sampling import make_sampler, GenerationParams
     sampler = make_sampler("openai:gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")
     [completion] = sampler.generate([[{"role": "user", "content": "2+2?"}]], GenerationParams(max_tokens=16))
 
-Backends (`hf:`, `vllm:`, `openai:`, `oracle`, `wrong_unit`) live in `ledgerlm.evaluate.backends`.
+Backends (`hf:`, `vllm:`, `openai:`, `oracle`, `wrong_unit`) live in `ledgerlm.inference.backends`.
 """
 from __future__ import annotations
 
@@ -48,6 +48,6 @@ class Sampler(Protocol):
 
 def make_sampler(spec: str, **options: Any) -> Sampler:
     """Build a sampler from a model spec: `hf:PATH`, `vllm:PATH`, `openai:MODEL`, `oracle`, `wrong_unit`."""
-    from ledgerlm.evaluate.backends import make_backend
+    from ledgerlm.inference.backends import make_backend
 
     return make_backend(spec, **options)

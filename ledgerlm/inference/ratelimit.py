@@ -1,6 +1,6 @@
 """Throughput limits for teacher requests: in-flight bound, requests per second, tokens per minute.
 
-    python -c "from ledgerlm.synth.distill.ratelimit import RateLimiter; print(RateLimiter(4, rps=10))"
+    python -c "from ledgerlm.inference.ratelimit import RateLimiter; print(RateLimiter(4, rps=10))"
 
 `async with limiter.slot(estimated_tokens)` waits until a request may start: at most
 `concurrency` requests in flight, starts spaced at >= 1/rps seconds, and a token bucket of `tpm`

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ledgerlm.errors import LedgerError
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 
 class VLLMSampler:

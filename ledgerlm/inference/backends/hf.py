@@ -14,7 +14,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ledgerlm.errors import InputError
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 
 class HFSampler:

@@ -1,6 +1,6 @@
 """Separate a model's reasoning from its answer before scoring.
 
-    python -c "from ledgerlm.evaluate.reasoning import split_reasoning; print(split_reasoning('<think>2+2</think>4'))"
+    python -c "from ledgerlm.inference.reasoning import split_reasoning; print(split_reasoning('<think>2+2</think>4'))"
 
 Rules: text inside `<think>…</think>` is reasoning and is never scored; when the chat template
 already opened the think block in the prompt, text before a lone `</think>` is reasoning; an opened

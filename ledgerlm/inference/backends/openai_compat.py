@@ -40,7 +40,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ledgerlm.evaluate.runfiles import clean_text, redact_text
-from ledgerlm.evaluate.sampling import Completion, GenerationParams, Messages
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 log = logging.getLogger(__name__)
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})

@@ -1,6 +1,6 @@
-"""Sampler backends behind one interface (`ledgerlm.evaluate.sampling.Sampler`).
+"""Sampler backends behind one interface (`ledgerlm.inference.sampling.Sampler`).
 
-    python -c "from ledgerlm.evaluate.backends import make_backend; print(make_backend('oracle').model_id)"
+    python -c "from ledgerlm.inference.backends import make_backend; print(make_backend('oracle').model_id)"
 
 | spec            | backend                                                        | options                         |
 |-----------------|----------------------------------------------------------------|---------------------------------|
@@ -25,25 +25,25 @@ def make_backend(spec: str, **options: Any):
     options = {k: v for k, v in options.items() if v is not None}
     kind, _, target = spec.partition(":")
     if kind == "oracle" and not target:
-        from ledgerlm.evaluate.backends.oracle import OracleSampler
+        from ledgerlm.inference.backends.oracle import OracleSampler
 
         return OracleSampler()
     if kind == "wrong_unit" and not target:
-        from ledgerlm.evaluate.backends.oracle import OracleSampler
+        from ledgerlm.inference.backends.oracle import OracleSampler
 
         return OracleSampler(scale=1000)
     if not target:
         raise InputError(f"model spec {spec!r}: expected hf:PATH, vllm:PATH, openai:MODEL, oracle or wrong_unit", field="--model")
     if kind == "hf":
-        from ledgerlm.evaluate.backends.hf import HFSampler
+        from ledgerlm.inference.backends.hf import HFSampler
 
         return HFSampler(target, **_only(options, HF_OPTIONS, spec))
     if kind == "vllm":
-        from ledgerlm.evaluate.backends.vllm import VLLMSampler
+        from ledgerlm.inference.backends.vllm import VLLMSampler
 
         return VLLMSampler(target, **_only(options, VLLM_OPTIONS, spec))
     if kind == "openai":
-        from ledgerlm.evaluate.backends.openai_compat import OpenAISampler
+        from ledgerlm.inference.backends.openai_compat import OpenAISampler
 
         return OpenAISampler(target, **_only(options, OPENAI_OPTIONS, spec))
     raise InputError(f"model spec {spec!r}: unknown backend {kind!r} (hf, vllm, openai, oracle, wrong_unit)", field="--model")
