@@ -15,11 +15,11 @@ COMMANDS = {
     "statements": ("ledgerlm.synth.statements.cli:statements_main", "show one canonical statement"),
     "validate": ("ledgerlm.synth.statements.cli:validate_main", "check facts: A = L + E, conflicts, units, derivability"),
     "fetch": ("ledgerlm.synth.statements.fetch:main", "download SEC companyfacts (needs internet)"),
-    # synthesis engine (synth/indices, synth/build, synth/distill)
+    # synthesis engine (synth/indices, synth/finindices, synth/distill)
     "compute": ("ledgerlm.synth.indices.cli:main", "one index value with its computation trace"),
     "indices": ("ledgerlm.synth.indices.cli:indices_main", "list the index registry (filter by --family / --axis)"),
-    "synth": ("ledgerlm.synth.build.cli:main", "build a dataset (default: embedded real SEC sample)"),
-    "fidelity": ("ledgerlm.synth.build.fidelity:main", "recompute a dataset's answers from its prompt text alone"),
+    "synth": ("ledgerlm.synth.finindices.cli:main", "build a dataset (default: embedded real SEC sample)"),
+    "fidelity": ("ledgerlm.synth.finindices.fidelity:main", "recompute a dataset's answers from its prompt text alone"),
     "distill": ("ledgerlm.synth.distill.cli:main", "teacher trajectories verified by the scorer"),
     # evaluator (evaluate/)
     "eval": ("ledgerlm.evaluate.cli:eval_main", "evaluate a model on finindices / macrolens / epsbench"),

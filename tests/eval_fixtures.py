@@ -1,7 +1,7 @@
 """Contract-4 FinIndices rows for the evaluator tests, built by hand (inline, small) and by a
 seeded generator that covers every answer format, both paradigms, hint/no-hint and deficiency
 items. Solutions end with the final answer written the way a correct model would write it,
-mirroring synth/build/answers.py (html: header row + one row per index; json: one list per index;
+mirroring synth/finindices/answers.py (html: header row + one row per index; json: one list per index;
 tuple_list: one `('label', v1, v2)` tuple per index).
 """
 from __future__ import annotations

@@ -86,7 +86,7 @@ def test_recompute_passes_right_answers_and_flags_planted_wrong_ones(nvda):
 
 
 def _synth(out: Path, num: int) -> Path:
-    from ledgerlm.synth.build import cli
+    from ledgerlm.synth.finindices import cli
 
     assert cli.main(["--out", str(out), "--num", str(num), "--no-progress"]) == 0
     return out

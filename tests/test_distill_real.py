@@ -19,7 +19,7 @@ from ledgerlm.synth.distill.cli import main  # noqa: E402
 
 @pytest.fixture(scope="module")
 def real_dataset(tmp_path_factory):
-    from ledgerlm.synth.build import cli as synth_cli
+    from ledgerlm.synth.finindices import cli as synth_cli
 
     root = tmp_path_factory.mktemp("synth")
     config = root / "small.yaml"

@@ -14,7 +14,7 @@ DEFICIENT = "Insufficient information"
 
 
 def synthesize(tmp_path, num: int):
-    from ledgerlm.synth.build.cli import main as synth_main
+    from ledgerlm.synth.finindices.cli import main as synth_main
 
     out = tmp_path / "data"
     assert synth_main(["--out", str(out), "--num", str(num), "--no-progress"]) == 0

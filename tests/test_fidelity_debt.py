@@ -92,7 +92,7 @@ PUBLISHED = [
 
 @pytest.fixture(scope="module")
 def stores():
-    from ledgerlm.synth.build.storecache import company_stores
+    from ledgerlm.synth.finindices.storecache import company_stores
 
     return company_stores(None)
 

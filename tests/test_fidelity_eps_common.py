@@ -13,7 +13,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def stores():
-    from ledgerlm.synth.build.storecache import company_stores
+    from ledgerlm.synth.finindices.storecache import company_stores
 
     return company_stores(None)
 

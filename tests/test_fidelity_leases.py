@@ -30,7 +30,7 @@ def raw(company: str, tag: str, end: str) -> float:
 
 @pytest.fixture(scope="module")
 def stores():
-    from ledgerlm.synth.build.storecache import company_stores
+    from ledgerlm.synth.finindices.storecache import company_stores
 
     return company_stores(None)
 

@@ -42,7 +42,7 @@ def plain_store(ticker: str, quarter_columns: bool) -> FactStore:
 @pytest.fixture(scope="module")
 def cached_stores(tmp_path_factory):
     """The stores a `ledgerlm synth` run and `ledgerlm fidelity` use: the on-disk store cache (built fresh)."""
-    from ledgerlm.synth.build import storecache
+    from ledgerlm.synth.finindices import storecache
 
     mp = pytest.MonkeyPatch()
     mp.setenv("LEDGERLM_CACHE_DIR", str(tmp_path_factory.mktemp("stores")))
@@ -95,7 +95,7 @@ def test_rescaled_per_share_figures_are_printed_exactly_in_every_format():
 
 
 def test_split_restatement_sentence():
-    from ledgerlm.synth.build.instructions import split_note
+    from ledgerlm.synth.finindices.instructions import split_note
 
     nvda = plain_store("NVDA", False)
     # NVIDIA FY2024 10-K (filed 2024-02-21) reported diluted EPS 11.93; the 10-for-1 split came in June 2024
@@ -116,9 +116,9 @@ def test_split_restatement_sentence():
 
 @pytest.fixture(scope="module")
 def built():
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
 
     builder = Builder.from_config(SynthConfig(seed=0))
     rows = [r for slot in (239, 301, 916) for r in builder.slot(slot, Stats())]
@@ -126,7 +126,7 @@ def built():
 
 
 def test_built_rows_state_the_basis_and_pass_fidelity(built):
-    from ledgerlm.synth.build import fidelity
+    from ledgerlm.synth.finindices import fidelity
 
     builder, rows = built
     report = fidelity.check_rows(rows, builder.store_for, builder.registry)

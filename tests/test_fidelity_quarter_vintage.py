@@ -22,7 +22,7 @@ def test_ford_q2_2009_is_the_filed_three_month_figure():
 
 def test_synth_store_refuses_a_mixed_vintage_quarter():
     from ledgerlm.errors import LedgerError
-    from ledgerlm.synth.build.storecache import company_stores
+    from ledgerlm.synth.finindices.storecache import company_stores
     from ledgerlm.synth.indices.compute import compute
 
     with pytest.raises(LedgerError):

@@ -45,9 +45,9 @@ def _installed_model() -> bool:
 # -- synth slices ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["lookup", "ratio"])
 def test_slice_configs_draw_only_their_slice(name):
-    from ledgerlm.synth.build.config import load_config
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.finindices.config import load_config
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
     from ledgerlm.synth.indices.registry import is_concept, load_registry
 
     cfg = load_config(str(REPO / "configs" / "synth" / f"{name}.yaml"), num=16)
@@ -66,9 +66,9 @@ def test_slice_configs_draw_only_their_slice(name):
 
 
 def test_traps_on_by_default_and_off_by_the_flag():
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
 
     on = Builder.from_config(SynthConfig(seed=5, p_distractor=1.0, companies=["AAPL"], paradigms={"single": 1.0}))
     off = Builder.from_config(SynthConfig(seed=5, p_distractor=1.0, companies=["AAPL"], paradigms={"single": 1.0}, traps=False))
@@ -77,8 +77,8 @@ def test_traps_on_by_default_and_off_by_the_flag():
 
 
 def test_index_families_select_and_unknown_family_is_one_clear_error(tmp_path):
-    from ledgerlm.synth.build.config import load_config
-    from ledgerlm.synth.build.contexts import select_indices
+    from ledgerlm.synth.finindices.config import load_config
+    from ledgerlm.synth.finindices.contexts import select_indices
     from ledgerlm.synth.indices.registry import is_concept, load_registry
 
     registry = load_registry()

@@ -100,9 +100,9 @@ def test_one_ebit_definition():
 def test_synth_never_asks_unfit_periods_or_standards():
     """Draw many targets from a builder over the embedded data: every (index, period) accepted, every standard fits."""
     from ledgerlm.errors import LedgerError
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Drop
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Drop
 
     cfg = SynthConfig(companies=["NVDA", "TSM"], num=10)
     b = Builder.from_config(cfg)

@@ -12,7 +12,7 @@ import pytest
 
 from ledgerlm import cli
 from ledgerlm.errors import InputError
-from ledgerlm.synth.build.split import fiscal_year, row_split, split_rule
+from ledgerlm.synth.finindices.split import fiscal_year, row_split, split_rule
 
 REPO = Path(__file__).resolve().parents[1]
 NVDA = REPO / "synth" / "data" / "sec" / "companyfacts" / "CIK0001045810_NVDA.json.gz"
@@ -71,7 +71,7 @@ def test_fidelity_with_the_wrong_source_names_the_missing_companies(one_company,
 
 
 def test_push_to_hub_folder_loads_every_split_by_the_card_names(one_company, monkeypatch):
-    from ledgerlm.synth.build import publish
+    from ledgerlm.synth.finindices import publish
 
     splits = publish.load_splits(one_company)
     assert list(splits) == ["train", "validation", "test"]
@@ -104,7 +104,7 @@ def test_push_to_hub_folder_loads_every_split_by_the_card_names(one_company, mon
 
 
 def test_kept_line_matches_the_rows_written(one_company):
-    from ledgerlm.synth.build.cli import kept_line
+    from ledgerlm.synth.finindices.cli import kept_line
 
     manifest = json.loads((one_company / "manifest.json").read_text())
     n = sum(len(rows(one_company, s)) for s in ("train", "dev", "test"))

@@ -20,8 +20,8 @@ def _sha(folder: Path) -> dict:
 
 @pytest.mark.slow  # a local Ray instance takes 20-60 s to start on the 2-core dev machine
 def test_ray_tasks_then_merge_equal_one_process(tmp_path, monkeypatch, repo_root):
-    from ledgerlm.synth.build import cli, ray_runner
-    from ledgerlm.synth.build.config import load_config
+    from ledgerlm.synth.finindices import cli, ray_runner
+    from ledgerlm.synth.finindices.config import load_config
 
     monkeypatch.chdir(repo_root)
     monkeypatch.setenv("LEDGERLM_CACHE_DIR", str(tmp_path / "cache"))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.build import storecache
+from ledgerlm.synth.finindices import storecache
 
 SRC = ["synth/data/sec/companyfacts/CIK0001640147_SNOW.json.gz", "synth/data/sec/companyfacts/CIK0001046179_TSM.json.gz"]
 
@@ -78,11 +78,11 @@ def test_cache_others_can_write_is_refused_and_a_private_one_used(cache, tmp_pat
 
 
 def test_lazy_cache_equals_in_memory_stores_and_evicts(cache, monkeypatch):
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
     from ledgerlm.synth.indices.registry import load_registry
-    from ledgerlm.synth.build.tokens import TokenCounter
+    from ledgerlm.synth.finindices.tokens import TokenCounter
 
     cfg = SynthConfig(sources=SRC, seed=3, num=40)
     lazy = storecache.company_stores(SRC, resident=1)  # one store in memory at a time: every switch reloads
@@ -108,11 +108,11 @@ def test_company_groups_bound_the_stores_in_use(cache):
     store about once (not once per slot), and every company keeps an equal share of the slots."""
     from collections import Counter
 
-    from ledgerlm.synth.build.companies import CompanyGroups
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Stats
-    from ledgerlm.synth.build.tokens import TokenCounter
+    from ledgerlm.synth.finindices.companies import CompanyGroups
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
+    from ledgerlm.synth.finindices.tokens import TokenCounter
     from ledgerlm.synth.indices.registry import load_registry
 
     names = [f"C{i:03d}" for i in range(1000)]

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledgerlm.synth.build.pipeline import Drop, TokenCountMismatch, token_cap_step
-from ledgerlm.synth.build.tokens import HF_NL_PATTERNS, TokenCounter
+from ledgerlm.synth.finindices.pipeline import Drop, TokenCountMismatch, token_cap_step
+from ledgerlm.synth.finindices.tokens import HF_NL_PATTERNS, TokenCounter
 
 FRAGMENTS = ["\n", "\n\n", "\n\n\n", " ", "  ", "\t", "\r\n", "/", "}", "{", ":", ";", ",", ".", "|", "(", ")", "-", "—",
              "a", "Abc", "ABC", "word", "Revenue", "1", "12", "123456", "3.14", "中文", "利润表", "ひら", "'s", "'T",
@@ -72,9 +72,9 @@ def test_block_wise_count_equals_full_encode_on_adversarial_strings(counters, pa
 
 @pytest.fixture(scope="module")
 def drafted():
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
-    from ledgerlm.synth.build.pipeline import Stats
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
 
     builder = Builder.from_config(SynthConfig(seed=5))
     rows, stats = [], Stats()
@@ -128,7 +128,7 @@ def test_config_model_names_the_counting_tokenizer(tmp_path, tokenizer_json):
     from transformers import PreTrainedTokenizerFast
 
     from ledgerlm.errors import InputError
-    from ledgerlm.synth.build.config import load_config
+    from ledgerlm.synth.finindices.config import load_config
 
     folder = tmp_path / "model"
     PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json)).save_pretrained(folder)

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from ledgerlm.synth.build import instructions
-from ledgerlm.synth.build.answers import answer_text, rounds_to_zero
-from ledgerlm.synth.build.pipeline import Drop
+from ledgerlm.synth.finindices import instructions
+from ledgerlm.synth.finindices.answers import answer_text, rounds_to_zero
+from ledgerlm.synth.finindices.pipeline import Drop
 
 UNITS = ["units", "thousands", "ten_thousands", "millions", "hundred_millions", "billions"]
 

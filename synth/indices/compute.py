@@ -2,7 +2,7 @@
 
     ledgerlm compute --company NVDA --index revenue_yoy --period FY2026Q4 --decimals 2 --json
 
-API (used by synth/build):
+API (used by synth/finindices):
 - `compute(store, company, index_id, period, scope="consolidated", *, registry=None) -> IndexValue`
   IndexValue(index_id, company, period, value (unrounded float), result (kind), unit (currency of the
   facts, '' for pure ratios), trace (list of JSON-able dicts: every fact with concept, period, basis,

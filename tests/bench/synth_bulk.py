@@ -58,7 +58,7 @@ def main() -> int:
         for label, replicas in (("small", 1), ("bulk", args.replicas)):
             src = tmp / f"companyfacts-{label}.zip"
             members = bulk_zip(src, replicas)
-            cache = timed([sys.executable, "-m", "ledgerlm.synth.build.storecache", str(src)], env)
+            cache = timed([sys.executable, "-m", "ledgerlm.synth.finindices.storecache", str(src)], env)
             run = timed([sys.executable, "-m", "ledgerlm.cli", "synth", "--source", str(src), "--num", str(args.num), "--no-progress",
                          "--num-proc", str(args.num_proc), "--out", str(tmp / label)], env)
             n = len(rows(tmp / label))

@@ -58,22 +58,22 @@ def main() -> int:
     py = [sys.executable, "-m", "ledgerlm.cli", "synth", "--num", str(args.num), "--seed", str(args.seed),
           "--tokenizer", args.tokenizer, "--no-progress"]
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})")
-    subprocess.run([sys.executable, "-m", "ledgerlm.synth.build.storecache"], env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache"], env=env, check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         one = timed(py + ["--out", str(tmp / "p1"), "--num-proc", "1"], env)
         two = timed(py + ["--out", str(tmp / "p2"), "--num-proc", "2"], env)
         same = digest(tmp / "p1") == digest(tmp / "p2")
-        start = timed([sys.executable, "-c", "from ledgerlm.synth.build.config import load_config; from ledgerlm.synth.build.contexts "
+        start = timed([sys.executable, "-c", "from ledgerlm.synth.finindices.config import load_config; from ledgerlm.synth.finindices.contexts "
                        f"import Builder; b = Builder.from_config(load_config(None, num={args.num}, tokenizer={args.tokenizer!r})); "
                        "b.warm(range(10 ** 6))"], env)
         m0 = time.process_time()
-        from ledgerlm.synth.build import dataset
+        from ledgerlm.synth.finindices import dataset
 
         dataset.merge(tmp / "merged", [tmp / "p1"])
         merge_cpu = time.process_time() - m0
         emitted = rows(tmp / "p1")
-    from ledgerlm.synth.build.tokens import TokenCounter
+    from ledgerlm.synth.finindices.tokens import TokenCounter
 
     counter = TokenCounter(args.tokenizer)
     counter.count("warm up")

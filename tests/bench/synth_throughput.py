@@ -29,8 +29,8 @@ def main() -> int:
     parser.add_argument("--num-proc", type=int, default=1)
     parser.add_argument("--tokenizer", default="o200k_base")
     args = parser.parse_args()
-    from ledgerlm.synth.build import cli
-    from ledgerlm.synth.build.tokens import TokenCounter
+    from ledgerlm.synth.finindices import cli
+    from ledgerlm.synth.finindices.tokens import TokenCounter
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "ds"

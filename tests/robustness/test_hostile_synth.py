@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.build import dataset, shards
-from ledgerlm.synth.build.config import SynthConfig, load_config
-from ledgerlm.synth.build.pipeline import Stats
+from ledgerlm.synth.finindices import dataset, shards
+from ledgerlm.synth.finindices.config import SynthConfig, load_config
+from ledgerlm.synth.finindices.pipeline import Stats
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_CASES = {
@@ -179,7 +179,7 @@ class _Payload:
 def test_planted_pickle_in_the_store_cache_never_runs(tmp_path, monkeypatch):
     """#14.5 (landed by #17: Parquet per company, owner-checked): a pickle planted where the old cache lived,
     or in a world-writable folder at the predictable name, is never loaded."""
-    from ledgerlm.synth.build import storecache
+    from ledgerlm.synth.finindices import storecache
 
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("LEDGERLM_CACHE_DIR", str(tmp_path / "cache"))

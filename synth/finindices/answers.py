@@ -1,6 +1,6 @@
 """Scale, round and write answers: unit constraints, half-away-from-zero rounding, table answer formats.
 
-    python -c "from ledgerlm.synth.build.answers import answer_text; print(answer_text(1153987775.78, 'currency', 'thousands', 2))"
+    python -c "from ledgerlm.synth.finindices.answers import answer_text; print(answer_text(1153987775.78, 'currency', 'thousands', 2))"
 
 Rounding rule (stated in the dataset card): decimal half away from zero, applied once to the
 scaled value by `ledgerlm.synth.indices.compute.format_answer` (the one definition of the ground

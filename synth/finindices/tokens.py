@@ -1,7 +1,7 @@
 """Token counting with a named tokenizer: a tiktoken encoding (`o200k_base`, `cl100k_base`) or a
 Hugging Face tokenizer (a `tokenizer.json` file or a local folder).
 
-    python -c "from ledgerlm.synth.build.tokens import TokenCounter; print(TokenCounter('o200k_base').count_messages([{'role':'user','content':'hi'}]))"
+    python -c "from ledgerlm.synth.finindices.tokens import TokenCounter; print(TokenCounter('o200k_base').count_messages([{'role':'user','content':'hi'}]))"
     python -m pytest tests/test_synth_tokens_exact.py -q      # the exactness tests
 
 The cap is applied to the final prompt (every message's content, counted without special tokens):

@@ -1,6 +1,6 @@
 """Shards, completion markers, resume and deterministic merge.
 
-    python -m pytest tests/test_synth_build_shards.py -q
+    python -m pytest tests/test_synth_finindices_shards.py -q
 
 Item slots 0..n-1 are cut into fixed-size shards (`shard_size`, not the number of processes, so
 `--num-proc` and `--shard i/n` never change what is generated). A shard is written to a temp file,
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.build.pipeline import Stats
+from ledgerlm.synth.finindices.pipeline import Stats
 
 SPLITS = ("train", "dev", "test")
 SlotFn = Callable[[int, Stats], list[dict]]  # slot index -> kept samples (drops counted into Stats); may offer .many(range, stats)

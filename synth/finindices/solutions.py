@@ -3,7 +3,7 @@ which reports and line items, the period arithmetic, the formula, unit conversio
 final answer written exactly in the requested answer format (it is the solution's last line, so the
 evaluator's `oracle` backend, which answers with the solution verbatim, scores 100%).
 
-    python -m pytest tests/test_synth_build_items.py -q -k solution
+    python -m pytest tests/test_synth_finindices_items.py -q -k solution
 
 Deficiency items say which report is missing and which facts of it the computation needs.
 """
@@ -128,7 +128,7 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
                 lines.append(t["cell"].format(index=ix.id, period=period))
             lines += [f"  {s}" for s in _calc_steps(v)] or [f"  = {num(v.value)}"]
     lines += ["", t["rounding"]]
-    from ledgerlm.synth.build.answers import answer_text, answer_unit
+    from ledgerlm.synth.finindices.answers import answer_text, answer_unit
 
     for ix, row in zip(item.indices, item.values):
         for period, v in zip(item.periods, row):
@@ -142,7 +142,7 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
 
 def _deficiency(item, t: dict, language: str, final: str, shown: list, split_text: str = "") -> str:
     v = item.values[0][0]
-    from ledgerlm.synth.build.contexts import consulted
+    from ledgerlm.synth.finindices.contexts import consulted
 
     needed = sorted({r.label for r in consulted(v)[0]})
     shown_labels = sorted({r.label for r, scope in shown if scope == "consolidated"})

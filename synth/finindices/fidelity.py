@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
-from ledgerlm.synth.build.answers import INSUFFICIENT, answer_text
-from ledgerlm.synth.build.contexts import STATEMENT_SEP
+from ledgerlm.synth.finindices.answers import INSUFFICIENT, answer_text
+from ledgerlm.synth.finindices.contexts import STATEMENT_SEP
 from ledgerlm.synth.statements.periods import parse_report
 
 BLOCK_HEADER = re.compile(r"^=== (?:Document|文件) \d+ ===$", re.M)
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the facts the dataset was built from (default: the sources in its manifest.json)")
     parser.add_argument("--show", type=int, default=20, help="problems to print (default 20)")
     args = parser.parse_args(argv)
-    from ledgerlm.synth.build import storecache
+    from ledgerlm.synth.finindices import storecache
     from ledgerlm.synth.indices.registry import load_registry
 
     data = Path(args.data)

@@ -1,6 +1,6 @@
 """Shard / resume / merge machinery of `ledgerlm synth`, driven by a fake item generator.
 
-    python -m pytest tests/test_synth_build_shards.py -q
+    python -m pytest tests/test_synth_finindices_shards.py -q
 """
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.build import dataset, shards
-from ledgerlm.synth.build.config import SynthConfig
-from ledgerlm.synth.build.pipeline import Drop, Stats, run_steps
-from ledgerlm.synth.build.split import assign_splits
+from ledgerlm.synth.finindices import dataset, shards
+from ledgerlm.synth.finindices.config import SynthConfig
+from ledgerlm.synth.finindices.pipeline import Drop, Stats, run_steps
+from ledgerlm.synth.finindices.split import assign_splits
 
 COMPANIES = ["AAA", "BBB", "CCC", "DDD", "EEE"]
 SPLITS = assign_splits(COMPANIES, seed=7)

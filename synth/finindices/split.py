@@ -1,6 +1,6 @@
 """Train/dev/test split (company-level, or period-based with few companies) and the dedup signature.
 
-    python -c "from ledgerlm.synth.build.split import assign_splits; print(assign_splits(['AAPL','NVDA','GOOGL','SNOW','TSM'], seed=0))"
+    python -c "from ledgerlm.synth.finindices.split import assign_splits; print(assign_splits(['AAPL','NVDA','GOOGL','SNOW','TSM'], seed=0))"
 
 Company rule (three or more companies, or any pinned company): every company belongs to exactly one
 split, so test companies never appear in train. The order is a seeded hash (stable across Python

@@ -1,7 +1,7 @@
 """Company bookkeeping for many filers: lazily computed per-company tables and draw groups that keep a
 bounded set of companies (and their FactStores) in use at a time.
 
-    python -c "from ledgerlm.synth.build.companies import CompanyGroups; g = CompanyGroups([f'C{i}' for i in range(200)], seed=0, n_slots=1000, size=64); print(len(g.groups), g.pool(0)[:3], g.pool(999)[:3])"
+    python -c "from ledgerlm.synth.finindices.companies import CompanyGroups; g = CompanyGroups([f'C{i}' for i in range(200)], seed=0, n_slots=1000, size=64); print(len(g.groups), g.pool(0)[:3], g.pool(999)[:3])"
 
 Each item slot draws its company from `pool(slot)`. Up to `size` companies (the config's
 `company_group`, 32) that is every company, exactly as before. With more, the companies are dealt into

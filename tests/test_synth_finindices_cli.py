@@ -1,8 +1,8 @@
 """`ledgerlm synth` end to end on the embedded real data: manifest coverage, byte-identical reruns,
 SIGKILL + resume, fidelity of a 2,000-sample run (slow).
 
-    python -m pytest tests/test_synth_build_cli.py -q            # default checks
-    python -m pytest tests/test_synth_build_cli.py -q -m slow    # 2,000-sample fidelity + full default run
+    python -m pytest tests/test_synth_finindices_cli.py -q            # default checks
+    python -m pytest tests/test_synth_finindices_cli.py -q -m slow    # 2,000-sample fidelity + full default run
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgerlm.synth.build import cli
+from ledgerlm.synth.finindices import cli
 
 OUTPUTS = ("train.jsonl", "dev.jsonl", "test.jsonl", "manifest.json", "README.md")
 
@@ -60,7 +60,7 @@ def test_sigkill_then_rerun_equals_uninterrupted_run(tmp_path):
     reference = tmp_path / "reference"
     assert cli.main(["--config", str(config), "--out", str(reference), "--no-progress"]) == 0
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "ledgerlm.synth.build.cli", "--config", str(config), "--out", str(out), "--no-progress"]
+    cmd = [sys.executable, "-m", "ledgerlm.synth.finindices.cli", "--config", str(config), "--out", str(out), "--no-progress"]
     env = dict(os.environ)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
@@ -129,7 +129,7 @@ def test_bad_flags_fail_with_one_line_errors(tmp_path):
 
 @pytest.mark.slow
 def test_fidelity_of_a_2000_sample_default_run(tmp_path):
-    from ledgerlm.synth.build import fidelity
+    from ledgerlm.synth.finindices import fidelity
 
     out = tmp_path / "big"
     assert cli.main(["--out", str(out), "--num", "2000", "--num-proc", "2", "--no-progress"]) == 0

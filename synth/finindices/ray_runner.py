@@ -1,8 +1,8 @@
 """`ledgerlm synth` on a Ray cluster: one Ray task per shard job (`--shard i/n`), then the usual merge.
 
     pip install 'ledgerlm[ray]'
-    python -m ledgerlm.synth.build.ray_runner --config configs/synth/default.yaml --out /shared/synth --tasks 64 --address auto
-    python -m ledgerlm.synth.build.ray_runner --out /tmp/synth --num 2000 --tasks 2        # a local Ray instance
+    python -m ledgerlm.synth.finindices.ray_runner --config configs/synth/default.yaml --out /shared/synth --tasks 64 --address auto
+    python -m ledgerlm.synth.finindices.ray_runner --out /tmp/synth --num 2000 --tasks 2        # a local Ray instance
 
 Ray schedules, places and retries the tasks (`max_retries`, node failures); each task is exactly what a
 SLURM array member runs (`launch/synth_array.slurm`): it builds its own Builder (stores load lazily from
@@ -24,9 +24,9 @@ ENV_PASS = ("LEDGERLM_CACHE_DIR", "TIKTOKEN_CACHE_DIR", "HF_HOME", "HF_HUB_OFFLI
 
 def shard_job(cfg_fields: dict, out: str, i: int, n: int) -> dict:
     """One shard job: generate the shards k % n == i of the config into `out`'s work dir; returns its stats."""
-    from ledgerlm.synth.build import dataset
-    from ledgerlm.synth.build.config import SynthConfig
-    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.finindices import dataset
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
 
     cfg = SynthConfig(**cfg_fields)
     builder = Builder.from_config(cfg)
@@ -45,7 +45,7 @@ def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task
     instance unless `address` names a cluster ("auto" inside one)."""
     import ray
 
-    from ledgerlm.synth.build import dataset
+    from ledgerlm.synth.finindices import dataset
 
     out = Path(out).resolve()
     env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
@@ -65,9 +65,9 @@ def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task
 
 def main(argv: list[str] | None = None) -> int:
     from ledgerlm.errors import InputError
-    from ledgerlm.synth.build.config import load_config
+    from ledgerlm.synth.finindices.config import load_config
 
-    p = argparse.ArgumentParser(prog="python -m ledgerlm.synth.build.ray_runner", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m ledgerlm.synth.finindices.ray_runner", description=__doc__.splitlines()[0])
     p.add_argument("--config")
     p.add_argument("--source", action="append", dest="sources")
     p.add_argument("--out", required=True)

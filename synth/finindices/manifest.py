@@ -11,7 +11,7 @@ import platform
 from collections import Counter, defaultdict
 from importlib import metadata
 
-from ledgerlm.synth.build.pipeline import Stats
+from ledgerlm.synth.finindices.pipeline import Stats
 
 
 def trap_key(row: dict) -> str:

@@ -1,7 +1,7 @@
 """Items: pick targets (Single-Index / Table-Index), build the minimal context, add traps, render each
 shown report in one of six representations, write the instruction, answer and worked solution.
 
-    python -c "from ledgerlm.synth.build.contexts import Builder; from ledgerlm.synth.build.config import SynthConfig; b = Builder.from_config(SynthConfig()); print(b.slot(0, __import__('ledgerlm.synth.build.pipeline', fromlist=['Stats']).Stats())[0]['messages'][-1]['content'][-600:])"
+    python -c "from ledgerlm.synth.finindices.contexts import Builder; from ledgerlm.synth.finindices.config import SynthConfig; b = Builder.from_config(SynthConfig()); print(b.slot(0, __import__('ledgerlm.synth.finindices.pipeline', fromlist=['Stats']).Stats())[0]['messages'][-1]['content'][-600:])"
 
 Every draw for slot i comes from `random.Random(f"{seed}:{i}")`, so an item never depends on other
 items, on sharding or on the number of processes. Traps (recorded as {kind, detail}):
@@ -18,14 +18,14 @@ import re
 from dataclasses import dataclass, field
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
-from ledgerlm.synth.build import instructions
-from ledgerlm.synth.build.answers import INSUFFICIENT, answer_text, table_text
-from ledgerlm.synth.build.companies import CompanyGroups, PerCompany, forget
-from ledgerlm.synth.build.config import SynthConfig
-from ledgerlm.synth.build.pipeline import Drop, Stats, run_steps, token_cap_step
-from ledgerlm.synth.build.solutions import solution_text
-from ledgerlm.synth.build.split import MIN_COMPANIES, fiscal_year, row_split, split_rule
-from ledgerlm.synth.build.tokens import TokenCounter
+from ledgerlm.synth.finindices import instructions
+from ledgerlm.synth.finindices.answers import INSUFFICIENT, answer_text, table_text
+from ledgerlm.synth.finindices.companies import CompanyGroups, PerCompany, forget
+from ledgerlm.synth.finindices.config import SynthConfig
+from ledgerlm.synth.finindices.pipeline import Drop, Stats, run_steps, token_cap_step
+from ledgerlm.synth.finindices.solutions import solution_text
+from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_split, split_rule
+from ledgerlm.synth.finindices.tokens import TokenCounter
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
 
 STATEMENTS = ("balance", "income", "cashflow")
@@ -139,7 +139,7 @@ class Builder:
 
     @classmethod
     def from_config(cls, cfg: SynthConfig) -> "Builder":
-        from ledgerlm.synth.build import storecache
+        from ledgerlm.synth.finindices import storecache
         from ledgerlm.synth.indices.registry import load_registry
 
         stores = storecache.company_stores(cfg.sources or None, resident=max(storecache.DEFAULT_RESIDENT, 2 * cfg.company_group))

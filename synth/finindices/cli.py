@@ -5,7 +5,7 @@
     ledgerlm synth --out out/synth --shard 3/8          # one job of a SLURM array (launch/synth_array.slurm)
     ledgerlm synth --merge out/synth --out out/synth    # merge the finished shards
     ledgerlm synth --task macrolens-t3 …                # MacroLens T3 data (ledgerlm.synth.macrolens_t3)
-    ledgerlm synth --out out/synth --push-to-hub me/finindices-sec   # publish with its card (synth/build/publish.py)
+    ledgerlm synth --out out/synth --push-to-hub me/finindices-sec   # publish with its card (synth/finindices/publish.py)
 """
 from __future__ import annotations
 
@@ -69,22 +69,22 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--out DIR is required", field="out")
     from rich.console import Console
 
-    from ledgerlm.synth.build import dataset
-    from ledgerlm.synth.build.config import load_config
+    from ledgerlm.synth.finindices import dataset
+    from ledgerlm.synth.finindices.config import load_config
 
     out = Path(args.out)
     if args.merge:
         manifest = dataset.merge(out, [Path(d) for d in args.merge])
         Console(stderr=True).print(dataset.summary_table(manifest))
         if args.push_to_hub:
-            from ledgerlm.synth.build.publish import push
+            from ledgerlm.synth.finindices.publish import push
 
             print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
         return 0
     cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
                       tokenizer=args.tokenizer, max_tokens=args.max_tokens)
     select = _select(args.shard)
-    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.finindices.contexts import Builder
 
     builder = Builder.from_config(cfg)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     print(kept_line(manifest), file=sys.stderr)
     print(out)
     if args.push_to_hub:
-        from ledgerlm.synth.build.publish import push
+        from ledgerlm.synth.finindices.publish import push
 
         print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
     return 0

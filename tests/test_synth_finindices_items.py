@@ -1,6 +1,6 @@
 """Items built from the embedded real SEC data: answers, traps, solutions, variants and the fidelity checker.
 
-    python -m pytest tests/test_synth_build_items.py -q
+    python -m pytest tests/test_synth_finindices_items.py -q
 """
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import re
 import pytest
 
 from ledgerlm.errors import NotDerivable
-from ledgerlm.synth.build import fidelity
-from ledgerlm.synth.build.config import SynthConfig
-from ledgerlm.synth.build.pipeline import Stats
+from ledgerlm.synth.finindices import fidelity
+from ledgerlm.synth.finindices.config import SynthConfig
+from ledgerlm.synth.finindices.pipeline import Stats
 
 N_SLOTS = 100  # ~200 samples
 
 
 @pytest.fixture(scope="module")
 def built():
-    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.finindices.contexts import Builder
 
     builder = Builder.from_config(SynthConfig(seed=11))
     stats, rows = Stats(), []
@@ -96,7 +96,7 @@ def test_no_parent_distractor_from_a_multi_registrant_filing():
     """Duke's FSDS rows tagged LegalEntity=ParentCompany are Duke's own consolidated statements (a
     multi-registrant 10-K/10-Q, issue #11), not Schedule I parent-only ones: never shown as "parent".
     The embedded data holds no genuine parent-only statements, so no item may carry a parent distractor."""
-    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.finindices.contexts import Builder
 
     builder = Builder.from_config(SynthConfig(seed=3, companies=["DUK"], p_parent=1.0, p_deficiency=0.0))
     rows = [r for slot in range(12) for r in builder.slot(slot, Stats())]
@@ -162,7 +162,7 @@ def test_table_items_shape_and_unit_constraints(built):
 
 
 def test_token_cap_drops_with_a_named_reason():
-    from ledgerlm.synth.build.contexts import Builder
+    from ledgerlm.synth.finindices.contexts import Builder
 
     builder = Builder.from_config(SynthConfig(max_tokens=50, companies=["AAPL"]))
     stats = Stats()

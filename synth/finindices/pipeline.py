@@ -1,7 +1,7 @@
 """Datatrove-style small steps: each takes a sample and returns it or raises `Drop(reason)`; the run
 counts kept samples and drops by named reason.
 
-    python -c "from ledgerlm.synth.build.pipeline import *; s=Stats(); s.drop('over_token_cap'); print(s.as_dict())"
+    python -c "from ledgerlm.synth.finindices.pipeline import *; s=Stats(); s.drop('over_token_cap'); print(s.as_dict())"
 
 A slot (one item index) yields one sample per hint variant; a drop before the variants are made
 counts once per variant, so `kept + sum(drops) == slots × variants` for every run.

@@ -1,10 +1,10 @@
 """Build a dataset folder: generate shards (resumable, parallel, job-array friendly), then merge them
 into train/dev/test.jsonl + manifest.json + README.md.
 
-    python -m ledgerlm.synth.build.cli --out out/synth --num 200
+    python -m ledgerlm.synth.finindices.cli --out out/synth --num 200
 
 `generate` and `merge` take any slot function `slot_fn(slot, stats) -> [rows]`, so the machinery is
-tested with a fake generator (tests/test_synth_build_shards.py) and used with the real one (contexts.py).
+tested with a fake generator (tests/test_synth_finindices_shards.py) and used with the real one (contexts.py).
 """
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Callable
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.build import shards
-from ledgerlm.synth.build.card import dataset_card
-from ledgerlm.synth.build.manifest import Counts, build_manifest
-from ledgerlm.synth.build.pipeline import Stats
-from ledgerlm.synth.build.split import signature
+from ledgerlm.synth.finindices import shards
+from ledgerlm.synth.finindices.card import dataset_card
+from ledgerlm.synth.finindices.manifest import Counts, build_manifest
+from ledgerlm.synth.finindices.pipeline import Stats
+from ledgerlm.synth.finindices.split import signature
 
 
 @contextlib.contextmanager

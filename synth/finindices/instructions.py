@@ -1,6 +1,6 @@
 """Question text: template pools (en, zh), period wording, unit/precision constraints, answer formats, hints.
 
-    python -c "from ledgerlm.synth.build.instructions import templates; print(templates('zh')['single'][0])"
+    python -c "from ledgerlm.synth.finindices.instructions import templates; print(templates('zh')['single'][0])"
 
 Templates live in `templates/<language>.yaml`; every choice is drawn once per item (`choose`) so the
 with-hint and no-hint variants of an item differ only in the formula block.
@@ -99,8 +99,8 @@ def showing(choice: Choice, values: list, units: list[str]) -> Choice:
     first, then more decimals (up to 6); raises Drop("rounds_to_zero") when nothing shows the value."""
     import dataclasses
 
-    from ledgerlm.synth.build.answers import CURRENCY_UNITS, rounds_to_zero
-    from ledgerlm.synth.build.pipeline import Drop
+    from ledgerlm.synth.finindices.answers import CURRENCY_UNITS, rounds_to_zero
+    from ledgerlm.synth.finindices.pipeline import Drop
 
     def hidden(c: Choice) -> list:
         return [v for v in values if rounds_to_zero(v.value, v.result, c.currency_unit, c.decimals)]

@@ -1,8 +1,8 @@
 """On-disk cache of the per-company facts a synth run starts from: one Parquet file per company, loaded
 lazily (a bounded number of FactStores in memory at once).
 
-    python -m ledgerlm.synth.build.storecache                 # build (or reuse) the cache for the embedded data; prints its folder
-    python -m ledgerlm.synth.build.storecache bulk/companyfacts.zip
+    python -m ledgerlm.synth.finindices.storecache                 # build (or reuse) the cache for the embedded data; prints its folder
+    python -m ledgerlm.synth.finindices.storecache bulk/companyfacts.zip
 
 The cache folder `$LEDGERLM_CACHE_DIR/stores-v2-<key>/` (default `~/.cache/ledgerlm`; `<key>` is the
 sha256 of every source file's bytes and of `synth/statements/`) holds `index.json` (company → file,
@@ -328,7 +328,7 @@ def _open(folder: Path, resident: int) -> LazyStores:
 def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) -> Mapping:
     """company -> FactStore over the facts of `sources` (default: the embedded data): a `LazyStores` over
     the cache folder (built on first use), or a plain dict when the cache is off."""
-    from ledgerlm.synth.build.contexts import company_stores as build
+    from ledgerlm.synth.finindices.contexts import company_stores as build
     from ledgerlm.synth.statements.sources import load_facts
 
     root = cache_dir()

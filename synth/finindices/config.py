@@ -1,6 +1,6 @@
 """`ledgerlm synth` settings: one dataclass, each field with its default and why; YAML and CLI only set them.
 
-    python -c "from ledgerlm.synth.build.config import load_config; print(load_config('configs/synth/default.yaml'))"
+    python -c "from ledgerlm.synth.finindices.config import load_config; print(load_config('configs/synth/default.yaml'))"
 
 Unknown YAML keys fail loudly (naming the key and the file). Every value is type-checked against the
 dataclass annotations (pydantic) before any work — `sources: "synth/data"` (a string, not a list),

@@ -1,6 +1,6 @@
 """The dataset card (README.md of a built dataset): what it is, how it was made, how to load it.
 
-    python -c "from ledgerlm.synth.build.card import dataset_card; print(dataset_card({'counts': {'total': 0}, 'config': {}, 'seed': 0, 'drops': {}}))"
+    python -c "from ledgerlm.synth.finindices.card import dataset_card; print(dataset_card({'counts': {'total': 0}, 'config': {}, 'seed': 0, 'drops': {}}))"
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ configs:
 Questions that ask for financial indices (margins, growth, turnover, leverage, cash flow, per-share, …)
 of real companies, computed from real filings shown in the prompt. Every answer is produced by
 programmatic execution of a registry formula over canonical facts, and re-checked by an independent
-path that parses the numbers back out of the rendered prompt (`ledgerlm.synth.build.fidelity`).
+path that parses the numbers back out of the rendered prompt (`ledgerlm.synth.finindices.fidelity`).
 
 Built with `ledgerlm synth` (seed {manifest['seed']}); full configuration and package versions in `manifest.json`.
 
