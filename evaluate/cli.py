@@ -25,33 +25,13 @@ ABOUT = {
     "macrolens": "7 forecasting/valuation/statement tasks (T1..T7); data: release folder, Hub id, or `fixture` (offline)",
     "epsbench": "tool-using agent forecasts quarterly EPS; data: the embedded EPSBench release (offline)",
 }
-# MacroLens paper §4.7 / Table 4: what each task asks and its primary metric.
-MACROLENS_TASKS = {
-    "T1": "price-path forecasting from the lookback window (MSE)",
-    "T2": "public-company valuation, market cap with derived valuation ratios (MedAPE)",
-    "T3": "statement generation from numerical fundamentals, 11 fields (per-field MAPE)",
-    "T4": "scenario-conditioned post-event return (MAE)",
-    "T5": "valuation from fundamentals without the derived-ratio block (MedAPE)",
-    "T6": "statement generation from a natural-language company description (per-field MAPE)",
-    "T7": "real-estate rent and price valuation from static attributes (MAPE)",
-}
 
 
 def task_table() -> list[dict]:
-    """One row per runnable task: benchmark, task, how to select it, description."""
-    from ledgerlm.evaluate.tasks import TASKS_DIR, load_task
+    """One row per task YAML (evaluate/tasks/<benchmark>/*.yaml): benchmark, task, how to select it, description."""
+    from ledgerlm.evaluate.tasks import task_rows
 
-    rows = []
-    for path in sorted(TASKS_DIR.glob("finindices/*.yaml")):
-        task = load_task(str(path))
-        select = ", ".join(f"{k}={v}" for k, v in (task.get("select") or {}).items() if v is not None) or "all items"
-        rows.append({"benchmark": "finindices", "task": path.stem, "select": f"--task {path.stem}",
-                     "description": f"{select}; v{task.get('version', '?')}"})
-    for name, text in MACROLENS_TASKS.items():
-        rows.append({"benchmark": "macrolens", "task": name, "select": f"--tasks {name}", "description": text})
-    rows.append({"benchmark": "epsbench", "task": "epsbench", "select": "(one task)",
-                 "description": "agent with filings/news/calculator tools forecasts next-quarter EPS (MAPE, direction)"})
-    return rows
+    return task_rows()
 
 
 def print_tasks(benchmark: str | None = None, as_json: bool = False) -> int:

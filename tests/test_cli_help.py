@@ -57,7 +57,7 @@ def test_eval_tasks_list_names_every_task(capsys):
     from ledgerlm.evaluate.tasks import TASKS_DIR
 
     assert {("finindices", p.stem) for p in TASKS_DIR.glob("finindices/*.yaml")} <= tasks
-    assert {("macrolens", f"T{i}") for i in range(1, 8)} <= tasks and ("epsbench", "epsbench") in tasks
+    assert {("macrolens", f"macrolens_t{i}") for i in range(1, 8)} <= tasks and ("epsbench", "epsbench") in tasks
     assert cli.main(["eval", "--tasks", "list", "--benchmark", "macrolens", "--json"]) == 0
     assert {r["benchmark"] for r in json.loads(capsys.readouterr().out)} == {"macrolens"}
 

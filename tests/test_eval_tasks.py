@@ -1,44 +1,152 @@
-"""Task YAMLs: every variant loads, `include:` resolves, the declared filter chain and version match the scorer."""
+"""Task YAMLs drive behaviour: every key is read, a changed key changes a score, a breakdown or GenerationParams.
+
+    python -m pytest -q tests/test_eval_tasks.py
+"""
 from __future__ import annotations
 
+import argparse
+
 import pytest
+import yaml
 
 from ledgerlm.errors import InputError
-from ledgerlm.evaluate.finindices.bench import select_rows
-from ledgerlm.evaluate.finindices.scoring import FILTER_CHAIN, SCORER_VERSION
-from ledgerlm.evaluate.tasks import TASKS_DIR, load_task
+from ledgerlm.evaluate.epsbench.scoring import SCORER_VERSION as EPS_VERSION
+from ledgerlm.evaluate.finindices.bench import generation_params, score_record, select_rows, summarize
+from ledgerlm.evaluate.finindices.scoring import SCORER_VERSION
+from ledgerlm.evaluate.macrolens.metrics import PRIMARY
+from ledgerlm.evaluate.macrolens.scoring import SCORER_VERSION as MACRO_VERSION
+from ledgerlm.evaluate.tasks import KEYS, TASKS_DIR, list_tasks, load_task
+from ledgerlm.inference.sampling import Completion
+
+SINGLE = {"id": "s1", "answer_format": "number", "answer": 12.5, "decimals": 2, "paradigm": "single", "axis": "domain", "hint": True,
+          "messages": [{"role": "user", "content": "Ratio? Two decimals."}]}
+# The marked answer is 12.50; a note after it ends with another number.
+MARKED = "Working...\nFinal answer: 12.50\nNote: based on 4 quarters"
+UNMARKED = "The ratio works out to 12.50"
 
 
-@pytest.mark.parametrize("path", sorted(TASKS_DIR.glob("finindices/*.yaml")), ids=lambda p: p.stem)
-def test_every_finindices_task_loads_and_matches_the_scorer(path):
-    task = load_task(path.stem)
-    assert task["task"] == path.stem and "include" not in task
-    assert task["version"] == SCORER_VERSION  # bump both together when scoring changes
-    assert tuple(task["answer_extraction"]) == FILTER_CHAIN
-    assert task["generation"]["max_tokens"] > 0 and task["group_by"] == ["paradigm", "axis", "hint"]
+def _task(tmp_path, name="t", **changes):
+    """A copy of the base FinIndices task with some keys changed, as a YAML file."""
+    base = yaml.safe_load((TASKS_DIR / "finindices" / "finindices.yaml").read_text())
+    base.update(task=name, **changes)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(base))
+    return load_task(path)
 
 
-def test_variants_select_their_rows():
+@pytest.mark.parametrize("path", sorted(TASKS_DIR.glob("*/*.yaml")), ids=lambda p: p.stem)
+def test_every_task_loads_and_matches_its_scorer(path):
+    spec = load_task(path.stem)
+    assert spec.task == path.stem and spec.benchmark == path.parent.name
+    assert spec.version == {"finindices": SCORER_VERSION, "macrolens": MACRO_VERSION, "epsbench": EPS_VERSION}[spec.benchmark]
+    assert spec.metrics and all(isinstance(m.higher_is_better, bool) for m in spec.metrics)
+    if spec.benchmark == "macrolens":  # the paper's primary metric comes first
+        assert spec.primary_metric == PRIMARY[spec.select["task"]]
+    if spec.benchmark == "finindices":
+        assert spec.answer_extraction == "final_answer" and spec.group_by == ("paradigm", "axis", "hint")
+        assert spec.generation_kwargs.max_gen_toks == 8192
+
+
+def test_all_three_benchmarks_have_yaml_tasks():
+    names = {(t.benchmark, t.task) for t in list_tasks()}
+    assert {("macrolens", f"macrolens_t{i}") for i in range(1, 8)} <= names
+    assert ("epsbench", "epsbench") in names and ("finindices", "finindices") in names
+
+
+def test_answer_extraction_changes_the_score(tmp_path):
+    default, strict, last = (_task(tmp_path, n, answer_extraction=e) for n, e in
+                             (("a", "final_answer"), ("b", "strict"), ("c", "last_number")))
+    assert default.score(SINGLE, MARKED).score == 1
+    assert last.score(SINGLE, MARKED).score == 0 and last.score(SINGLE, MARKED).extracted == 4.0
+    assert default.score(SINGLE, UNMARKED).score == 1
+    assert strict.score(SINGLE, UNMARKED).score == 0 and strict.score(SINGLE, UNMARKED).error_reason == "no_number"
+    # the same choice reaches the samples.jsonl record the FinIndices benchmark writes
+    assert score_record(SINGLE, Completion(text=MARKED), task=default)["score"] == 1
+    assert score_record(SINGLE, Completion(text=MARKED), task=last)["score"] == 0
+
+
+def test_metrics_list_decides_what_is_computed(tmp_path):
+    records = [score_record(SINGLE, Completion(text=t), task=load_task("finindices")) for t in (MARKED, "no idea", "Final answer: 3")]
+    spec = _task(tmp_path, metrics=["accuracy", "parse_failure_rate"])
+    got = spec.compute_metrics(records)
+    assert set(got) == {"accuracy", "parse_failure_rate"}
+    assert got["accuracy"] == {"value": pytest.approx(1 / 3), "n": 3}
+    assert got["parse_failure_rate"]["value"] == pytest.approx(1 / 3)  # "no idea" has no number
+    assert spec.higher_is_better == {"accuracy": True, "parse_failure_rate": False}
+    assert set(_task(tmp_path, "d", metrics=["positional_accuracy"]).compute_metrics(records)) == {"positional_accuracy"}
+
+
+def test_group_by_changes_the_breakdown_rows(tmp_path):
+    rows = [dict(SINGLE, id=f"x{i}", axis=axis, hint=hint) for i, (axis, hint) in enumerate(
+        [("domain", True), ("domain", False), ("temporal", True), ("temporal", False)])]
+    texts = [MARKED, "Final answer: 1", MARKED, MARKED]
+    records = [score_record(r, Completion(text=t), task=load_task("finindices")) for r, t in zip(rows, texts)]
+    by_hint = _task(tmp_path, "h", group_by=["hint"]).breakdown(records)
+    assert by_hint == [{"hint": False, "n": 2, "value": 0.5}, {"hint": True, "n": 2, "value": 1.0}]
+    by_axis = _task(tmp_path, "x", group_by=["axis"]).breakdown(records)
+    assert by_axis == [{"axis": "domain", "n": 2, "value": 0.5}, {"axis": "temporal", "n": 2, "value": 1.0}]
+    # the benchmark's results.json breaks scores down by the task's group_by
+    results = summarize(records, model="m", config={}, n_boot=50, timing={}, group_by=["axis"])
+    assert [{k: g[k] for k in ("axis", "n")} for g in results["metrics"]["by_group"]] == [{"axis": "domain", "n": 2}, {"axis": "temporal", "n": 2}]
+
+
+def test_generation_kwargs_reach_generation_params(tmp_path):
+    spec = _task(tmp_path, generation_kwargs={"max_gen_toks": 77, "temperature": 0.6, "top_p": 0.9, "stop": ["</answer>"], "seed": 5})
+    no_cli = argparse.Namespace(max_tokens=None, temperature=None, top_p=None, seed=None)
+    params = generation_params(spec, no_cli)
+    assert (params.max_tokens, params.temperature, params.top_p, params.stop, params.seed) == (77, 0.6, 0.9, ("</answer>",), 5)
+    cli = argparse.Namespace(max_tokens=10, temperature=None, top_p=None, seed=1)
+    assert (generation_params(spec, cli).max_tokens, generation_params(spec, cli).seed, generation_params(spec, cli).temperature) == (10, 1, 0.6)
+
+
+def test_select_picks_rows_and_cli_hint_overrides():
     rows = [{"paradigm": p, "hint": h} for p in ("single", "table") for h in (True, False)]
     assert select_rows(rows, load_task("finindices_nohint_table"), None, None) == [{"paradigm": "table", "hint": False}]
     assert len(select_rows(rows, load_task("finindices_hint"), None, None)) == 2
     assert select_rows(rows, load_task("finindices"), "nohint", 1) == [{"paradigm": "single", "hint": False}]
+    task = load_task("finindices_hint_single")
+    assert select_rows(rows, task, "both", None) == [{"paradigm": "single", "hint": True}, {"paradigm": "single", "hint": False}]
 
 
-def test_unknown_keys_cycles_and_names_fail_loudly(tmp_path):
+@pytest.mark.parametrize("change, key", [
+    ({"temprature": 0.5}, "temprature"),
+    ({"answer_extraction": "regex_magic"}, "answer_extraction"),
+    ({"metrics": ["accuracy", "f1"]}, "metrics"),
+    ({"metrics": [{"metric": "accuracy", "higher_is_better": False}]}, "metrics"),
+    ({"generation_kwargs": {"max_gen_toks": 0}}, "generation_kwargs.max_gen_toks"),
+    ({"generation_kwargs": {"top_k": 5}}, "generation_kwargs.top_k"),
+    ({"generation_kwargs": {"temperature": "hot"}}, "generation_kwargs.temperature"),
+    ({"group_by": "paradigm"}, "group_by"),
+    ({"version": "3"}, "version"),
+    ({"select": {"hint": [True]}}, "select"),
+])
+def test_bad_keys_and_values_are_one_error_naming_file_and_key(tmp_path, change, key):
+    base = yaml.safe_load((TASKS_DIR / "finindices" / "finindices.yaml").read_text())
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**base, **change}))
+    with pytest.raises(InputError) as err:
+        load_task(path)
+    assert str(path) in str(err.value) and repr(key) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_macrolens_task_rejects_extractor_and_unknown_metric(tmp_path):
+    base = yaml.safe_load((TASKS_DIR / "macrolens" / "macrolens_t2.yaml").read_text())
+    for change, words in (({"answer_extraction": "strict"}, "no selectable"), ({"metrics": ["mse"]}, "unknown metric 'mse'"),
+                          ({"select": {"task": "T9"}}, "T1..T7")):
+        path = tmp_path / "m.yaml"
+        path.write_text(yaml.safe_dump({**base, **change}))
+        with pytest.raises(InputError, match=words):
+            load_task(path)
+
+
+def test_includes_cycles_and_unknown_names(tmp_path):
     (tmp_path / "a.yaml").write_text("include: b.yaml\ntask: a\n")
     (tmp_path / "b.yaml").write_text("include: a.yaml\ntask: b\n")
     with pytest.raises(InputError, match="cycle"):
-        load_task(str(tmp_path / "a.yaml"))
-    (tmp_path / "c.yaml").write_text("task: c\ntemprature: 0.5\n")
-    with pytest.raises(InputError, match="temprature"):
-        load_task(str(tmp_path / "c.yaml"))
+        load_task(tmp_path / "a.yaml")
     with pytest.raises(InputError, match="finindices_hint_single"):
         load_task("no_such_task")
-
-
-def test_cli_hint_flags_override_the_task():
-    rows = [{"paradigm": p, "hint": h} for p in ("single", "table") for h in (True, False)]
-    task = load_task("finindices_hint_single")
-    assert select_rows(rows, task, "both", None) == [{"paradigm": "single", "hint": True}, {"paradigm": "single", "hint": False}]
-    assert select_rows(rows, task, "nohint", None) == [{"paradigm": "single", "hint": False}]
+    (tmp_path / "c.yaml").write_text("[1, 2\n")
+    with pytest.raises(InputError, match="not valid YAML"):
+        load_task(tmp_path / "c.yaml")
+    assert "generation" not in KEYS  # renamed generation_kwargs (lm-eval's name); the old key is an error now

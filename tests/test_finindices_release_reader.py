@@ -12,6 +12,7 @@ import pytest
 from ledgerlm.evaluate.finindices.adapter import OFFICIAL_FIELDS, decimals_asked, load_rows
 from ledgerlm.evaluate.finindices.bench import select_rows
 from ledgerlm.evaluate.finindices.scoring import score_response
+from ledgerlm.evaluate.tasks import load_task
 
 DATA = Path(__file__).parent / "data" / "finindices_release" / "test.jsonl"
 
@@ -23,7 +24,7 @@ def test_every_release_row_gives_a_hint_and_a_nohint_item():
     hinted, bare = by_id["fi-001:hint"], by_id["fi-001:nohint"]
     assert hinted["hint"] is True and bare["hint"] is False
     assert "提示：投入资本" in hinted["messages"][-1]["content"] and "提示" not in bare["messages"][-1]["content"]
-    task = {"select": {"paradigm": None, "hint": None}}
+    task = load_task("finindices")  # select: paradigm null, hint null
     assert {r["hint"] for r in select_rows(rows, task, "nohint", None)} == {False}
     assert len(select_rows(rows, task, "hint", None)) == 5
 

@@ -24,7 +24,7 @@ from ledgerlm.evaluate.finindices.scoring import DEFICIENT, FORMAT_ERRORS, PARSE
 from ledgerlm.inference.reasoning import split_reasoning
 from ledgerlm.evaluate.runfiles import read_jsonl, write_run
 from ledgerlm.inference.sampling import Completion, GenerationParams
-from ledgerlm.evaluate.tasks import load_task
+from ledgerlm.evaluate.tasks import TaskSpec, load_task
 
 
 def add_eval_args(parser: argparse.ArgumentParser) -> None:
@@ -70,9 +70,9 @@ def run_eval(args: argparse.Namespace) -> int:
 
     task = load_task(args.task)
     field_map = adapter.load_field_map(args.field_map)
-    rows = select_rows(adapter.load_rows(args.data, split=args.split or task["dataset"]["split"], field_map=field_map), task, args.hint_mode, args.limit)
+    rows = select_rows(adapter.load_rows(args.data, split=args.split or task.split, field_map=field_map), task, args.hint_mode, args.limit)
     if not rows:
-        raise InputError(f"no items match task {task['task']!r} (select {task.get('select')}, hint mode {args.hint_mode or 'both'})", path=str(args.data))
+        raise InputError(f"no items match task {task.task!r} (select {task.select}, hint mode {args.hint_mode or 'both'})", path=str(args.data))
     params = generation_params(task, args)
     options = {k: getattr(args, k) for k in ("base_url", "api_key_env", "concurrency", "max_retries", "timeout", "peft",
                                              "device", "dtype", "batch_size", "tensor_parallel_size", "trust_remote_code")}
@@ -81,12 +81,12 @@ def run_eval(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     completions, gen_stats = generate_cached(sampler, [r["messages"] for r in rows], params, cache=cache, items=rows,
                                              on_chunk=lambda done, total: print(f"  generated {done}/{total}", file=sys.stderr, flush=True))
-    records = [score_record(row, c, lenient_precision=args.lenient_precision) for row, c in zip(rows, completions)]
-    config = {"task": task, "data": str(args.data), "hint_mode": args.hint_mode or "both", "limit": args.limit,
+    records = [score_record(row, c, lenient_precision=args.lenient_precision, task=task) for row, c in zip(rows, completions)]
+    config = {"task": task.task, "task_file": str(task.path), "answer_extraction": task.answer_extraction, "data": str(args.data), "hint_mode": args.hint_mode or "both", "limit": args.limit,
               "lenient_precision": args.lenient_precision, "field_map": field_map,
               "generation": params.as_dict(), "backend_options": {k: v for k, v in options.items() if v is not None}}
     results = summarize(records, model=sampler.model_id, config=config, n_boot=args.n_boot,
-                        timing={"wall_s": time.perf_counter() - began, **gen_stats})
+                        timing={"wall_s": time.perf_counter() - began, **gen_stats}, group_by=list(task.group_by))
     write_run(args.out, results, records)
     print(format_summary(results))
     failed = [r for r in records if r["backend_error"]]
@@ -130,32 +130,25 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def select_rows(rows: list[dict], task: dict, hint_mode: str | None, limit: int | None) -> list[dict]:
+def select_rows(rows: list[dict], task: TaskSpec, hint_mode: str | None, limit: int | None) -> list[dict]:
     """Rows matching the task's `select` and the CLI hint flag, first `limit` of them."""
-    wanted = dict(task.get("select") or {})
-    if hint_mode in ("hint", "nohint"):
-        wanted["hint"] = hint_mode == "hint"
-    elif hint_mode == "both":
-        wanted["hint"] = None
-    kept = [r for r in rows if all(v is None or r.get(k) == v for k, v in wanted.items())]
-    return kept[:limit] if limit is not None else kept
+    overrides = {"hint": hint_mode == "hint"} if hint_mode in ("hint", "nohint") else {"hint": None} if hint_mode == "both" else {}
+    return task.select_rows(rows, overrides, limit)
 
 
-def generation_params(task: dict, args: argparse.Namespace) -> GenerationParams:
-    base = dict(task.get("generation") or {})
-    for key in ("max_tokens", "temperature", "top_p", "seed"):
-        if getattr(args, key, None) is not None:
-            base[key] = getattr(args, key)
-    return GenerationParams(**base)
+def generation_params(task: TaskSpec, args: argparse.Namespace) -> GenerationParams:
+    """The task's generation_kwargs, with the CLI's values over them."""
+    return task.generation_params(**{key: getattr(args, key, None) for key in ("max_tokens", "temperature", "top_p", "seed")})
 
 
-def score_record(row: dict, completion: Completion, *, lenient_precision: bool = False) -> dict[str, Any]:
-    """One samples.jsonl row (contract 6) for a dataset row and its completion."""
+def score_record(row: dict, completion: Completion, *, lenient_precision: bool = False, task: TaskSpec | None = None) -> dict[str, Any]:
+    """One samples.jsonl row (contract 6) for a dataset row and its completion (scored with the task's answer_extraction)."""
     answer_text, reasoning = split_reasoning(completion.text, completion.reasoning)
     if completion.error:
         result_score, positional, extracted, reason = 0, 0, None, "backend_error"
     else:
-        result = score_response(row, completion.text, lenient_precision=lenient_precision)
+        result = score_response(row, completion.text, lenient_precision=lenient_precision,
+                                extraction=task.answer_extraction if task is not None else "final_answer")
         result_score, positional, extracted, reason = result.score, result.positional, result.extracted, result.error_reason
         if reason and completion.finish_reason == "length":
             reason = f"truncated:{reason}"
@@ -170,14 +163,15 @@ def score_record(row: dict, completion: Completion, *, lenient_precision: bool =
     }
 
 
-def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, timing: dict) -> dict[str, Any]:
+def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, timing: dict,
+              group_by: list[str] | None = None) -> dict[str, Any]:
     """results.json: accuracy with CIs overall and per group, failure rates, tokens and time."""
     reasons = Counter(r["error_reason"] for r in records if r["error_reason"])
     base_reason = lambda r: (r["error_reason"] or "").removeprefix("truncated:")  # noqa: E731
     n = len(records)
     overall = stats.bootstrap_ci([r["score"] for r in records], n_boot=n_boot).as_dict()
     return {
-        "benchmark": "finindices", "task": config.get("task", {}).get("task", "finindices"), "scorer_version": SCORER_VERSION,
+        "benchmark": "finindices", "task": config.get("task", "finindices"), "scorer_version": SCORER_VERSION,
         "model": model, "n": n,
         "precision_rule": "lenient (prediction rounded to the asked decimals; not the paper's)" if config.get("lenient_precision")
                           else "paper (≈: symbolic equality after normalisation; extra non-zero decimals are wrong)",
@@ -189,8 +183,8 @@ def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, tim
             "backend_error_rate": sum(r["error_reason"] == "backend_error" for r in records) / n if n else 0.0,
             "truncated_rate": sum(r["finish_reason"] == "length" for r in records) / n if n else 0.0,
             "by_paradigm_hint": stats.grouped(records, ["paradigm", "hint"], n_boot=n_boot),
-            "by_group": stats.grouped(records, ["paradigm", "axis", "hint"], n_boot=n_boot),
-            "by_group_positional": stats.grouped(records, ["paradigm", "axis", "hint"], value="positional", n_boot=n_boot),
+            "by_group": stats.grouped(records, group_by or ["paradigm", "axis", "hint"], n_boot=n_boot),  # the task's group_by
+            "by_group_positional": stats.grouped(records, group_by or ["paradigm", "axis", "hint"], value="positional", n_boot=n_boot),
             "by_answer_format": stats.grouped(records, ["answer_format"], n_boot=n_boot),
             "deficiency": stats.grouped(records, ["deficiency"], n_boot=n_boot),
             "error_reasons": dict(reasons.most_common()),

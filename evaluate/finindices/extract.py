@@ -206,6 +206,24 @@ def answer_span(text: str, low: str | None = None) -> tuple[int, int, bool]:
     return start, end, False
 
 
+def strict_span(text: str, low: str | None = None) -> tuple[int, int, bool] | None:
+    """Only an anchored answer (last `\\boxed{}` or the line after the last answer marker); None otherwise
+    (lm-eval's "strict-match" flavour: an unmarked number is no answer)."""
+    start, end, anchored = answer_span(text, low)
+    return (start, end, True) if anchored else None
+
+
+def last_number_span(text: str, low: str | None = None) -> tuple[int, int, bool]:
+    """The whole response, unanchored: its LAST number is the answer (lm-eval's "flexible-extract" flavour)."""
+    return 0, len(text), False
+
+
+# Answer extractors for `number` items, selected by a task YAML's `answer_extraction` (evaluate/tasks/).
+# Each maps (normalized text, lowered text or None) -> (start, end, anchored) or None (no answer).
+# Table items always use `isolate_block` (the last block of the requested format).
+ANSWER_SPANS = {"final_answer": answer_span, "strict": strict_span, "last_number": last_number_span}
+
+
 @dataclass
 class Block:
     """The isolated answer block: its text, its rows when the structure parsed, and why it did not."""

@@ -102,8 +102,13 @@ def _match_keys(values: list[float], decimals: int, lenient: bool) -> list[int |
     return keys if lenient else [k if exact_at(v, decimals) else None for k, v in zip(keys, values)]
 
 
-def score_response(sample: dict, response_text: str | None, *, lenient_precision: bool = False) -> ScoreResult:
-    """Score one raw model output against one Contract-4 sample row (the paper's ≈ unless `lenient_precision`)."""
+def score_response(sample: dict, response_text: str | None, *, lenient_precision: bool = False,
+                   extraction: str = "final_answer") -> ScoreResult:
+    """Score one raw model output against one Contract-4 sample row (the paper's ≈ unless `lenient_precision`).
+    `extraction`: which `extract.ANSWER_SPANS` entry finds a number item's answer (a task YAML's `answer_extraction`)."""
+    span = extract.ANSWER_SPANS.get(extraction)
+    if span is None:
+        raise InputError(f"unknown answer_extraction {extraction!r} (known: {', '.join(extract.ANSWER_SPANS)})", field="answer_extraction")
     text = response_text or ""
     if "<" in text and ("k>" in text or "K>" in text):  # a <think> or </think> tag may be there
         answer_text, _ = split_reasoning(text)
@@ -120,11 +125,11 @@ def score_response(sample: dict, response_text: str | None, *, lenient_precision
     truth = sample.get("answer")
     low = extract.lowered(text) if fmt in _NEEDS_LOWER or isinstance(truth, str) else None  # None: the regexes scan
     if isinstance(truth, str) and truth.strip().lower() == DEFICIENT.lower():
-        return _score_deficiency(text, low, fmt, _years(sample))
+        return _score_deficiency(text, low, fmt, _years(sample), span)
     decimals = _decimals(sample)
     if fmt == "number":
         value = _truth_value(sample, truth)
-        return _score_single(text, low, value, decimals, _years(sample), f"{value:.0f}", lenient_precision)
+        return _score_single(text, low, value, decimals, _years(sample), f"{value:.0f}", lenient_precision, span)
     return _score_table(text, low, fmt, _truth_grid(sample, truth), decimals, lenient_precision)
 
 
@@ -158,11 +163,12 @@ def _drop_introduced_years(span: str) -> str:
 
 
 def _score_single(text: str, low: str | None, truth: float, decimals: int, years: frozenset[str], own_year: str,
-                  lenient: bool = False) -> ScoreResult:
-    start, end, anchored = extract.answer_span(text, low)
+                  lenient: bool = False, span=extract.answer_span) -> ScoreResult:
+    where = span(text, low)
     if own_year in years:
         years = years - {own_year}
-    values = extract.extract_numbers(_drop_introduced_years(extract.strip_periods(text[start:end], years)))
+    start, end, anchored = where or (0, 0, False)
+    values = extract.extract_numbers(_drop_introduced_years(extract.strip_periods(text[start:end], years))) if where else []
     if not values:
         if _refuses(text, low):
             return ScoreResult(0, 0, DEFICIENT, "refused")
@@ -204,11 +210,11 @@ def _positional(grid: list[list[float]], need: list[list[int | None]], decimals:
     return False
 
 
-def _score_deficiency(text: str, low: str | None, fmt: str, years: frozenset[str]) -> ScoreResult:
+def _score_deficiency(text: str, low: str | None, fmt: str, years: frozenset[str], span=extract.answer_span) -> ScoreResult:
     if not _refuses(text, low):
         return ScoreResult(0, 0, None, "no_refusal")
-    start, end, _ = extract.answer_span(text, low)
-    numbers = extract.extract_numbers(extract.strip_periods(text[start:end], years))
+    where = span(text, low)
+    numbers = extract.extract_numbers(extract.strip_periods(text[where[0]:where[1]], years)) if where else []
     if not numbers and fmt != "number":
         block = extract.isolate_block(text, fmt, low)
         numbers = extract.block_numbers(block) if block is not None and block.structure_error != "not_rows" else []
