@@ -1,0 +1,485 @@
+"""Contract rows (docs/DESIGN.md contracts 1, 4, 5, 6) as typed dataclasses, and the one JSONL reader/writer.
+
+    python -m ledgerlm.contracts runs/finindices/test.jsonl --as sample       # validate a file, print counts
+
+| class           | contract | one row of                                             | unknown keys        |
+|-----------------|----------|--------------------------------------------------------|---------------------|
+| `CanonicalFact` | 1        | the canonical facts table (CSV/Parquet/loaders)        | error               |
+| `Sample`        | 4        | a synthesized dataset split (`train/dev/test.jsonl`)  | error               |
+| `TrainingRow`   | 5        | SFT data (`messages` + provenance such as distill's)   | kept in `extra`     |
+| `EvalRecord`    | 6        | a run's `samples.jsonl`                                 | kept in `extra`     |
+
+`Row.from_dict(d, where)` checks every field against its annotation (str, int, float, bool, None,
+list[...], dict[...], unions, Literal, TypedDict) and raises `InputError` naming `where` (file:line)
+and the field (`messages[1].content`). `to_dict()` gives back exactly the keys that were read, in the
+contract's order, so `to_dict(from_dict(d)) == d` and a row re-serializes to the same JSON.
+Contract 5 rows carry provenance (distill: teacher, seed, tokens, …) and contract 6 rows carry each
+benchmark's own fields; those tables are open by design and their extra keys travel in `extra`.
+
+`read_jsonl(path, RowType)` / `iter_jsonl` read one row per line (a bad line names file:line);
+`write_jsonl(path, rows)` writes a temp file in the same folder and renames it into place, so a
+reader never sees half a file. Nothing here imports synth/, train/ or evaluate/ (the core layer).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import sys
+import tempfile
+import types
+import typing
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypedDict, TypeVar, Union
+
+from ledgerlm.errors import InputError
+
+Number = Union[int, float]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Message(TypedDict, total=False):
+    """One OpenAI chat message; `reasoning_content` only on assistant turns (contract 5)."""
+
+    role: Role
+    content: str
+    reasoning_content: str | None
+
+
+class Trap(TypedDict):
+    kind: Literal["distractor_period", "parent_distractor", "deficiency"]
+    detail: str
+
+
+class FactUsed(TypedDict):
+    """A provenance entry of a sample: one fact the answer used."""
+
+    concept: str
+    period: str
+    value: Number | None
+    source: str
+
+
+Cell = Union[int, float, str, None]
+Answer = Union[int, float, str, list[list[Cell]]]
+REQUIRED_MESSAGE_KEYS = ("role", "content")
+
+
+class _Absent:
+    """Marks an optional field the source row did not have (so `to_dict` leaves it out)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+R = TypeVar("R", bound="Row")
+
+
+@dataclasses.dataclass
+class Row:
+    """Base of the contract rows. Subclasses are dataclasses: fields without a default are required,
+    fields defaulting to ABSENT are optional (left out of `to_dict` when the source lacked them)."""
+
+    OPEN: ClassVar[bool] = False  # True: unknown keys are kept in `extra` instead of rejected
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Contract fields in the contract's order."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra" and not f.name.startswith("_"))
+
+    @classmethod
+    def from_dict(cls: type[R], data: Any, where: str = "") -> R:
+        """The row `data` as this type; `where` ("file.jsonl line 3") goes into every error."""
+        here = where or None
+        if not isinstance(data, dict):
+            raise InputError(f"{cls.__name__}: a row must be a JSON object, not {_show(data)}", path=here)
+        checkers = _checkers(cls)
+        unknown = [k for k in data if k not in checkers]
+        if unknown and not cls.OPEN:
+            raise InputError(f"not a field of {cls.__name__} (contract fields: {', '.join(cls.field_names())})",
+                             path=here, field=unknown[0])
+        for name in _required(cls):
+            if name not in data:
+                raise InputError(f"{cls.__name__} field missing", path=here, field=name)
+        values = {}
+        for name, value in data.items():
+            check = checkers.get(name)
+            if check is not None:
+                problem = check(value, name)
+                if problem:
+                    raise InputError(_message(problem), path=here, field=problem[0])
+                values[name] = value
+        if cls.OPEN:
+            values["extra"] = {k: data[k] for k in unknown}
+        row = cls(**values)
+        row._keys = tuple(data)
+        row.check(here)
+        return row
+
+    def check(self, where: str | None) -> None:
+        """Rules across fields (subclasses); raise InputError naming `where` and the field."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as a JSON-ready dict: the keys of the row it was read from, in that order (a row built in
+        code: contract fields in contract order, then `extra`); optional fields never set are left out."""
+        present = {name: getattr(self, name) for name in self.field_names() if getattr(self, name) is not ABSENT}
+        present.update(getattr(self, "extra", None) or {})
+        keys = getattr(self, "_keys", ())
+        out = {k: present[k] for k in keys if k in present}
+        out.update((k, v) for k, v in present.items() if k not in out)
+        return out
+
+    def to_json(self, **dumps_kwargs: Any) -> str:
+        return dumps(self.to_dict(), **dumps_kwargs)
+
+
+def _opt() -> Any:
+    return dataclasses.field(default=ABSENT)
+
+
+def _extra() -> Any:
+    return dataclasses.field(default_factory=dict, repr=False)
+
+
+@dataclasses.dataclass
+class CanonicalFact(Row):
+    """Contract 1: one reported value. Dates are 'YYYY-MM-DD' ('' for `start` of an instant)."""
+
+    company: str
+    company_name: str
+    scope: Literal["consolidated", "parent"]
+    statement: str
+    concept: str
+    label: str
+    value: Number
+    unit: str
+    start: str
+    end: str
+    fiscal_year: int | None
+    fiscal_period: str
+    form: str
+    filed: str
+    source: str
+    tag: str
+
+    def check(self, where: str | None) -> None:
+        for name in ("start", "end", "filed"):
+            text = getattr(self, name)
+            if text and not _DATE.fullmatch(text):
+                raise InputError(f"{text!r} is not a YYYY-MM-DD date", path=where, field=name)
+        if not self.end:
+            raise InputError("every fact has an end date", path=where, field="end")
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@dataclasses.dataclass
+class Sample(Row):
+    """Contract 4: one synthesized FinIndices item (the field order `ledgerlm synth` writes).
+
+    Required: what every reader needs (scorer, distill, eval callback). The rest is optional because
+    rows read from the official release (evaluate/finindices/adapter.py) have no traps or trace;
+    `None` there means "not known"."""
+
+    id: str
+    paradigm: Literal["single", "table"]
+    messages: list[Message]
+    answer: Answer
+    split: str = _opt()
+    axis: str | None = _opt()
+    company: str | None = _opt()
+    target_periods: list[str] = _opt()
+    indices: list[str] = _opt()
+    context_periods: list[str] = _opt()
+    traps: list[Trap] = _opt()
+    context_formats: list[Literal["text", "json", "tuples", "html", "markdown", "latex"]] = _opt()
+    answer_format: Literal["number", "html_table", "json", "tuple_list"] = _opt()
+    unit: str | None = _opt()
+    decimals: int = _opt()
+    hint: bool | None = _opt()
+    solution: str | None = _opt()
+    n_tokens: int | None = _opt()
+    tokenizer: str | None = _opt()
+    provenance: list[FactUsed] | dict[str, Any] = _opt()
+    language: Literal["en", "zh"] = _opt()
+    value_unrounded: float | list[list[float | None]] | None = _opt()
+
+    ORDER: ClassVar[tuple[str, ...]] = (
+        "id", "split", "paradigm", "axis", "company", "target_periods", "indices", "context_periods", "traps",
+        "context_formats", "answer_format", "unit", "decimals", "hint", "messages", "answer", "solution",
+        "n_tokens", "tokenizer", "provenance", "language", "value_unrounded")
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return cls.ORDER
+
+    def check(self, where: str | None) -> None:
+        _check_roles(self.messages, where)
+        if isinstance(self.answer, str) and self.answer != DEFICIENT:
+            raise InputError(f"a text answer must be exactly {DEFICIENT!r}", path=where, field="answer")
+        if self.paradigm == "table" and isinstance(self.answer, (int, float)):
+            raise InputError("a table item's answer is a list of rows", path=where, field="answer")
+        if self.paradigm == "single" and isinstance(self.answer, list):
+            raise InputError("a single item's answer is one number", path=where, field="answer")
+
+
+DEFICIENT = "Insufficient information"
+
+
+@dataclasses.dataclass
+class TrainingRow(Row):
+    """Contract 5: OpenAI `messages` ending with the assistant turn (reasoning in `reasoning_content`).
+    Provenance keys (distill: id, item_id, teacher, seed, tokens, score, …) are kept in `extra`."""
+
+    OPEN: ClassVar[bool] = True
+    messages: list[Message]
+    extra: dict[str, Any] = _extra()
+
+    def check(self, where: str | None) -> None:
+        _check_roles(self.messages, where)
+        if not self.messages or self.messages[-1].get("role") != "assistant":
+            raise InputError("the last message must be the assistant's", path=where, field="messages")
+
+
+@dataclasses.dataclass
+class EvalRecord(Row):
+    """Contract 6: one row of a run's samples.jsonl (the fields every benchmark writes; the
+    benchmark's own fields — answer, paradigm, task, target, … — are kept in `extra`)."""
+
+    OPEN: ClassVar[bool] = True
+    id: str
+    prompt: str | list[Message]
+    response: str | None
+    reasoning: str | None
+    answer_text: str | None
+    extracted: Any
+    score: Number | None
+    error_reason: str | None
+    extra: dict[str, Any] = _extra()
+
+
+def _check_roles(messages: list[Message], where: str | None) -> None:
+    for i, message in enumerate(messages):
+        for key in REQUIRED_MESSAGE_KEYS:
+            if key not in message:
+                raise InputError("a message needs role and content", path=where, field=f"messages[{i}].{key}")
+
+
+# ---------------------------------------------------------------- field checkers (built once per class)
+
+Problem = "tuple[str, str, Any]"  # (field path, message template with {v} for the value, the value): formatted only when raised
+Checker = typing.Callable[[Any, str], "Problem | None"]
+_CACHE: dict[type, dict[str, Checker]] = {}
+
+
+def _checkers(cls: type) -> dict[str, Checker]:
+    if cls not in _CACHE:
+        hints = typing.get_type_hints(cls)
+        _CACHE[cls] = {f.name: _checker(hints[f.name]) for f in dataclasses.fields(cls) if not f.name.startswith("_")
+                       and f.name != "extra"}
+    return _CACHE[cls]
+
+
+def _required(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls)
+                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+
+
+def _message(problem: Problem) -> str:
+    path, template, value = problem
+    return template.replace("{v}", _show(value))
+
+
+def _name(tp: Any) -> str:
+    if tp is type(None):
+        return "null"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true/false", list: "a list",
+            dict: "an object"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _checker(tp: Any) -> Checker:
+    """A function that checks a JSON value against the annotation `tp` (None when it fits, else a Problem)."""
+    if tp is Any:
+        return lambda value, path: None
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        options = [_checker(a) for a in args]
+        label = " or ".join(_describe(a) for a in args)
+
+        def check_union(value: Any, path: str):
+            problems = []
+            for option in options:
+                problem = option(value, path)
+                if problem is None:
+                    return None
+                problems.append(problem)
+            deepest = max(problems, key=lambda p: len(p[0]))  # a nested problem names its inner field
+            return deepest if deepest[0] != path else (path, "{v} is not " + label, value)
+        return check_union
+    if origin is Literal:
+        allowed = args
+        text = f"{{v}} is not one of {list(allowed)}"
+        return lambda value, path: None if value in allowed and isinstance(value, str) == isinstance(allowed[0], str) \
+            else (path, text, value)
+    if origin is list:
+        item = _checker(args[0]) if args else _checker(Any)
+
+        def check_list(value: Any, path: str):
+            if not isinstance(value, list):
+                return path, "{v} is not a list", value
+            for i, element in enumerate(value):
+                problem = item(element, f"{path}[{i}]")
+                if problem:
+                    return problem
+            return None
+        return check_list
+    if origin is dict:
+        item = _checker(args[1]) if args else _checker(Any)
+
+        def check_dict(value: Any, path: str):
+            if not isinstance(value, dict):
+                return path, "{v} is not an object", value
+            for key, element in value.items():
+                problem = item(element, f"{path}.{key}")
+                if problem:
+                    return problem
+            return None
+        return check_dict
+    if typing.is_typeddict(tp):
+        hints = typing.get_type_hints(tp)
+        fields = {k: _checker(v) for k, v in hints.items()}
+        required = tp.__required_keys__
+        unknown_text = f"unknown key of a {tp.__name__} (known: {', '.join(fields)})"
+
+        def check_typeddict(value: Any, path: str):
+            if not isinstance(value, dict):
+                return path, "{v} is not an object (" + tp.__name__ + ")", value
+            for key in required:
+                if key not in value:
+                    return f"{path}.{key}", f"missing key of a {tp.__name__}", None
+            for key, element in value.items():
+                check = fields.get(key)
+                if check is None:
+                    return f"{path}.{key}", unknown_text, None
+                problem = check(element, f"{path}.{key}")
+                if problem:
+                    return problem
+            return None
+        return check_typeddict
+    if tp is float:  # JSON has one number type: 3 is a valid float; true is not
+        return lambda value, path: None if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else (path, "{v} is not a number", value)
+    if tp is int:
+        return lambda value, path: None if isinstance(value, int) and not isinstance(value, bool) \
+            else (path, "{v} is not an integer", value)
+    if tp is type(None):
+        return lambda value, path: None if value is None else (path, "{v} is not null", value)
+    if isinstance(tp, type):
+        text = "{v} is not " + _name(tp)
+        return lambda value, path: None if isinstance(value, tp) else (path, text, value)
+    raise TypeError(f"contracts: no checker for annotation {tp!r}")  # a programming error, caught by tests
+
+
+def _describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is list:
+        return "a list"
+    if origin is dict or typing.is_typeddict(tp):
+        return "an object"
+    if origin is Literal:
+        return f"one of {list(typing.get_args(tp))}"
+    if origin in (Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(tp))
+    return _name(tp)
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------- the one JSONL reader / writer
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool = False) -> str:
+    """One JSONL line (without the newline): UTF-8 text as is, lone surrogates (not encodable) as U+FFFD."""
+    data = row.to_dict() if isinstance(row, Row) else row
+    text = json.dumps(data, ensure_ascii=False, sort_keys=sort_keys, separators=(",", ":") if compact else None)
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def iter_jsonl(path: str | Path, row_type: type[R] | None = None) -> Iterator[Any]:
+    """Rows of a JSONL file, one per non-blank line: dicts, or `row_type` instances (validated).
+    A line that is not JSON, or not a valid row, raises InputError naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", path=str(path))
+    with open(path, encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise InputError(f"line {line_no} is not JSON ({err.msg})", path=str(path)) from None
+            if row_type is None:
+                if not isinstance(data, dict):
+                    raise InputError(f"line {line_no} is not a JSON object", path=str(path))
+                yield data
+            else:
+                yield row_type.from_dict(data, f"{path} line {line_no}")
+
+
+def read_jsonl(path: str | Path, row_type: type[R] | None = None) -> list[Any]:
+    """All rows of a JSONL file (see `iter_jsonl`)."""
+    return list(iter_jsonl(path, row_type))
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any] | Row], *, sort_keys: bool = False) -> Path:
+    """Write one JSON object per line, atomically: a temp file in the same folder, fsync, rename.
+    A failure (a row that cannot be serialized, a full disk) leaves the previous file, or none."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(dumps(row, sort_keys=sort_keys) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+ROW_TYPES: dict[str, type[Row]] = {"fact": CanonicalFact, "sample": Sample, "training": TrainingRow, "eval": EvalRecord}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ledgerlm.contracts",
+                                     description="Validate JSONL files against a contract row type.")
+    parser.add_argument("files", nargs="+", help="JSONL files")
+    parser.add_argument("--as", dest="row_type", choices=sorted(ROW_TYPES), required=True,
+                        help="fact (contract 1), sample (4), training (5), eval (6: samples.jsonl)")
+    args = parser.parse_args(argv)
+    for name in args.files:
+        try:
+            n = sum(1 for _ in iter_jsonl(name, ROW_TYPES[args.row_type]))
+        except InputError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{name}: {n} valid {ROW_TYPES[args.row_type].__name__} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Contract rows (ledgerlm/contracts.py): real outputs parse and re-serialize byte for byte; bad rows name file:line + field.
+
+    python -m pytest tests/test_contracts.py -q
+
+The round trips read what the commands write: a small `ledgerlm synth` run (every row a Sample) and the
+samples.jsonl of an oracle `ledgerlm eval` on it (every row an EvalRecord); facts from a real loader
+(the embedded TSM companyfacts file) as CanonicalFact rows.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledgerlm import cli
+from ledgerlm.contracts import (CanonicalFact, EvalRecord, Sample, TrainingRow, dumps, iter_jsonl, read_jsonl,
+                                write_jsonl)
+from ledgerlm.errors import InputError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("contracts") / "ds"
+    assert cli.main(["synth", "--out", str(out), "--num", "24", "--seed", "7", "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def oracle_run(dataset, tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("contracts") / "oracle"
+    assert cli.main(["eval", "--benchmark", "finindices", "--model", "oracle", "--data", str(dataset),
+                     "--split", "train", "--out", str(run)]) == 0
+    return run
+
+
+def _lines(path: Path) -> list[str]:
+    return [line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_every_synth_row_is_a_sample_and_reserializes_to_the_same_json(dataset):
+    total = 0
+    for split in ("train", "dev", "test"):
+        lines = _lines(dataset / f"{split}.jsonl")
+        rows = read_jsonl(dataset / f"{split}.jsonl", Sample)
+        assert len(rows) == len(lines)
+        for row, line in zip(rows, lines):
+            assert row.to_json() == line  # same keys, same order, same number text
+            assert row.split == split and row.paradigm in ("single", "table")
+        total += len(rows)
+    assert total == json.loads((dataset / "manifest.json").read_text())["counts"]["total"] > 0
+
+
+def test_oracle_eval_samples_are_eval_records_and_reserialize(oracle_run, dataset):
+    path = oracle_run / "samples.jsonl"
+    lines = _lines(path)
+    records = read_jsonl(path, EvalRecord)
+    assert len(records) == len(lines) == len(_lines(dataset / "train.jsonl"))
+    assert [r.to_json() for r in records] == lines
+    assert all(r.score == 1 for r in records)  # the oracle answers with the worked solution
+    assert all("answer" in r.extra for r in records)  # FinIndices' own fields travel in `extra`
+
+
+def test_written_rows_read_back_equal(dataset, tmp_path):
+    rows = read_jsonl(dataset / "dev.jsonl", Sample)
+    out = write_jsonl(tmp_path / "copy.jsonl", rows)
+    assert read_jsonl(out, Sample) == rows
+    assert out.read_text(encoding="utf-8") == (dataset / "dev.jsonl").read_text(encoding="utf-8")
+
+
+def test_training_rows_from_samples_and_distill_provenance_round_trip():
+    row = {"messages": [{"role": "user", "content": "Revenue growth?"},
+                        {"role": "assistant", "content": "Final answer: 3.1", "reasoning_content": "(a-b)/b"}],
+           "id": "x#0", "teacher": "openai:m", "tokens": {"prompt": 5, "completion": 9}, "score": 1}
+    parsed = TrainingRow.from_dict(row, "rows.jsonl line 1")
+    assert parsed.extra["teacher"] == "openai:m" and parsed.to_dict() == row
+    assert list(parsed.to_dict()) == list(row)
+
+
+def test_canonical_facts_from_a_real_loader():
+    from ledgerlm.synth.statements.facts import FACT_COLUMNS
+    from ledgerlm.synth.statements.sources import load_facts
+
+    assert list(CanonicalFact.field_names()) == FACT_COLUMNS
+    df = load_facts([str(REPO / "synth/data/sec/companyfacts/CIK0001046179_TSM.json.gz")])[FACT_COLUMNS]
+    records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    facts = [CanonicalFact.from_dict(r, f"TSM row {i}") for i, r in enumerate(records)]
+    assert len(facts) == len(df) > 100
+    assert {f.company for f in facts} == {"TSM"} and all(f.to_dict() == r for f, r in zip(facts, records))
+    with pytest.raises(InputError, match=r"TSM row 0; field 'end'"):
+        CanonicalFact.from_dict({**records[0], "end": "31/12/2023"}, "TSM row 0")
+
+
+SAMPLE = {"id": "s1", "paradigm": "single", "axis": "domain", "hint": True, "answer_format": "number", "decimals": 2,
+          "messages": [{"role": "user", "content": "Net margin of AAPL, FY2023?"}], "answer": 25.31, "solution": "…"}
+
+
+@pytest.mark.parametrize("change, field, says", [
+    ({"extra_key": 1}, "extra_key", "not a field of Sample"),
+    ({"id": None}, "id", "null is not a string"),
+    ({"paradigm": "tables"}, "paradigm", "is not one of"),
+    ({"decimals": True}, "decimals", "true is not an integer"),
+    ({"hint": "yes"}, "hint", '"yes" is not'),
+    ({"messages": [{"role": "user", "content": 3}]}, "messages[0].content", "3 is not a string"),
+    ({"messages": [{"role": "analyst", "content": "x"}]}, "messages[0].role", "is not one of"),
+    ({"messages": [{"content": "x"}]}, "messages[0].role", "needs role and content"),
+    ({"traps": [{"kind": "distractor", "detail": "x"}]}, "traps[0].kind", "is not one of"),
+    ({"provenance": [{"concept": "revenue", "period": "FY2023", "value": 1.0}]}, "provenance[0].source", "missing key"),
+    ({"answer": "n/a"}, "answer", "exactly 'Insufficient information'"),
+    ({"answer": [[1.0]]}, "answer", "a single item's answer is one number"),
+    ({"context_formats": ["pdf"]}, "context_formats[0]", "is not one of"),
+])
+def test_bad_sample_fields_name_file_line_and_field(tmp_path, change, field, says):
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps(SAMPLE) + "\n\n" + json.dumps({**SAMPLE, **change}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_jsonl(path, Sample)
+    message = str(err.value)
+    assert f"{path} line 3" in message and f"field {field!r}" in message and says in message, message
+    assert "\n" not in message
+
+
+def test_missing_required_field_and_broken_lines(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({k: v for k, v in SAMPLE.items() if k != "answer"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 1; field 'answer': Sample field missing"):
+        read_jsonl(path, Sample)
+    path.write_text('{"id": 1\n', encoding="utf-8")
+    with pytest.raises(InputError, match="line 1 is not JSON"):
+        read_jsonl(path, Sample)
+    path.write_text("[1, 2]\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line 1 is not a JSON object"):
+        read_jsonl(path)
+    with pytest.raises(InputError, match="no such file"):
+        read_jsonl(tmp_path / "absent.jsonl")
+    with pytest.raises(InputError, match=r"field 'messages': the last message must be the assistant's"):
+        TrainingRow.from_dict({"messages": [{"role": "user", "content": "q"}]}, "t.jsonl line 9")
+
+
+def test_absent_optional_fields_stay_absent_and_new_rows_use_contract_order():
+    parsed = Sample.from_dict(SAMPLE)
+    assert parsed.to_dict() == SAMPLE and "traps" not in parsed.to_dict()
+    built = Sample(id="b", paradigm="table", messages=[{"role": "user", "content": "q"}], answer=[[1.0, None]], split="dev")
+    assert list(built.to_dict()) == ["id", "split", "paradigm", "messages", "answer"]
+
+
+def test_write_is_atomic_a_failing_row_leaves_the_old_file(tmp_path):
+    path = write_jsonl(tmp_path / "out.jsonl", [SAMPLE])
+    before = path.read_bytes()
+    with pytest.raises(TypeError):
+        write_jsonl(path, [SAMPLE, {"id": object()}])
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # no temp file left behind
+
+
+def test_lone_surrogates_become_replacement_characters(tmp_path):
+    row = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "bad \ud800 text"}]}
+    path = write_jsonl(tmp_path / "t.jsonl", [TrainingRow.from_dict(row)])
+    assert next(iter_jsonl(path, TrainingRow)).messages[1]["content"] == "bad \ufffd text"
+    assert dumps({"a": "é"}) == '{"a": "é"}'
