@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # distill_fixtures, with or without tests/__init__.py
 from distill_fixtures import answer_text, item_of, make_items, malformed_text, read_jsonl, stub_server, write_dataset  # noqa: E402
 
-from ledgerlm.synth.distill.cache import read_jsonl_lines  # noqa: E402
+from ledgerlm.inference.cache import read_jsonl_lines  # noqa: E402
 from ledgerlm.synth.distill.pipeline import sample_seed  # noqa: E402
 
 K = 3

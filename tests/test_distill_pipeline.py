@@ -17,7 +17,7 @@ from distill_fixtures import answer_text, make_items, read_jsonl, write_dataset 
 from ledgerlm.errors import InputError  # noqa: E402
 from ledgerlm.inference.sampling import Completion  # noqa: E402
 from ledgerlm.synth.distill import teachers  # noqa: E402
-from ledgerlm.synth.distill.cache import CompletionCache  # noqa: E402
+from ledgerlm.inference.cache import CompletionCache  # noqa: E402
 from ledgerlm.synth.distill.cli import main  # noqa: E402
 from ledgerlm.synth.distill.pipeline import DistillConfig, assemble, load_items, normalized_hash, plan_jobs, run_jobs, sample_seed  # noqa: E402
 from ledgerlm.synth.distill.teachers import BatchTeacher  # noqa: E402

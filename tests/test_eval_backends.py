@@ -15,7 +15,7 @@ from eval_fixtures import build_tiny_model, make_rows, write_dataset  # noqa: E4
 from openai_stub_server import StubServer  # noqa: E402
 
 from ledgerlm.inference.backends import make_backend  # noqa: E402
-from ledgerlm.inference.cache import ResponseCache, generate_cached  # noqa: E402
+from ledgerlm.inference.cache import CompletionCache, generate_cached  # noqa: E402
 from ledgerlm.evaluate.cli import eval_main  # noqa: E402
 from ledgerlm.evaluate.runfiles import SAMPLE_FIELDS, read_run  # noqa: E402
 from ledgerlm.inference.sampling import Completion, GenerationParams  # noqa: E402
@@ -134,13 +134,13 @@ def test_cache_skips_errors_and_truncations_and_resumes(tmp_path):
         return Completion(text=f"answer {content}")
 
     batch = [[{"role": "user", "content": c}] for c in ("a", "bad", "long", "b")]
-    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cache = CompletionCache(tmp_path / "cache.jsonl")
     first = CountingSampler(reply)
     out, stats = generate_cached(first, batch, GenerationParams(), cache=cache, chunk_size=2)
     assert [c.text for c in out] == ["answer a", "", "partial", "answer b"]
     assert (stats["generated"], stats["uncacheable"], len(cache)) == (4, 2, 2)
     second = CountingSampler(reply)  # a rerun: only the error and the truncation are asked again
-    out2, stats2 = generate_cached(second, batch, GenerationParams(), cache=ResponseCache(tmp_path / "cache.sqlite"))
+    out2, stats2 = generate_cached(second, batch, GenerationParams(), cache=CompletionCache(tmp_path / "cache.jsonl"))
     assert second.calls == [2] and stats2["cached"] == 2 and out2[0].text == "answer a"
     other_seed = CountingSampler(reply)  # a different seed is a different key
     generate_cached(other_seed, batch, GenerationParams(seed=1), cache=cache)

@@ -4,7 +4,7 @@
         --temperature 0.7 --out runs/distill --policy first --mix-solutions unsolved --concurrency 32
 
 Writes OUT/{split}.jsonl (contract-5 rows + provenance), OUT/rejects.jsonl (one reason each),
-OUT/manifest.json (acceptance per paradigm x axis x hint, tokens, cost) and keeps OUT/cache.jsonl:
+OUT/manifest.json (acceptance per paradigm x axis x hint, tokens, cost) and keeps OUT/cache.jsonl (`ledgerlm.inference.cache`):
 rerun the same command after a crash and only the missing samples are requested again.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.distill.cache import AppendLog, CompletionCache
+from ledgerlm.inference.cache import AppendLog, CompletionCache
 from ledgerlm.synth.distill.manifest import build_manifest
 from ledgerlm.synth.distill.pipeline import POLICIES, DistillConfig, Progress, assemble, load_items, plan_jobs, run_jobs
 from ledgerlm.synth.distill.teachers import make_teacher

@@ -23,10 +23,10 @@ from typing import Any, Callable
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices.scoring import score_response
+from ledgerlm.inference.cache import CompletionCache, cache_key
+from ledgerlm.inference.ratelimit import RateLimiter
 from ledgerlm.inference.reasoning import split_reasoning
 from ledgerlm.inference.sampling import Completion, GenerationParams
-from ledgerlm.synth.distill.cache import CompletionCache, cache_key
-from ledgerlm.inference.ratelimit import RateLimiter
 
 POLICIES = ("first", "all", "shortest")
 REASONS = ("wrong_value", "wrong_format", "no_answer", "truncated", "transport_error",
@@ -65,6 +65,10 @@ class DistillConfig:
 
     def params_dict(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens}
+
+    def generation(self, seed: int) -> GenerationParams:
+        """The sampler's params for one sample (its own seed)."""
+        return GenerationParams(max_tokens=self.max_tokens, temperature=self.temperature, top_p=self.top_p, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -136,8 +140,11 @@ def prompt_messages(item: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"role": m["role"], "content": m["content"]} for m in item["messages"] if m.get("role") != "assistant"]
 
 
-def plan_jobs(items: list[dict[str, Any]], config: DistillConfig, render: Callable[[list], Any] = lambda m: m) -> list[Job]:
-    """One job per item x sample index; the cache key covers the prompt as `render` gives it."""
+def plan_jobs(items: list[dict[str, Any]], config: DistillConfig, render: Callable[[list], Any] = lambda m: m,
+              model_id: str | None = None) -> list[Job]:
+    """One job per item x sample index; the cache key (`ledgerlm.inference.cache.cache_key`) covers the
+    teacher's model id (default: the --teacher spec), the prompt as `render` gives it, the sample's
+    generation params with its seed, and the sample index."""
     jobs = []
     for item in items:
         messages = prompt_messages(item)
@@ -145,7 +152,7 @@ def plan_jobs(items: list[dict[str, Any]], config: DistillConfig, render: Callab
         estimate = int(item.get("n_tokens") or sum(len(m["content"]) for m in messages) // 3) + config.max_tokens
         for k in range(config.samples_per_item):
             seed = sample_seed(config.seed, k)
-            key = cache_key(config.teacher, rendered, config.params_dict(), k, seed)
+            key = cache_key(model_id or config.teacher, rendered, config.generation(seed), sample_index=k)
             jobs.append(Job(item["id"], k, seed, key, messages, estimate))
     return jobs
 
@@ -173,30 +180,30 @@ async def _run_jobs(teacher, jobs, cache, config, items_by_id, progress, on_upda
         if hit is None:
             todo.append(job)
             continue
-        outcomes[job.key] = _count(progress, items_by_id[job.item_id], {**hit, "key": job.key}, cached=True)
+        record = {"key": job.key, "item_id": job.item_id, "sample_index": job.sample_index, "completion": completion_dict(hit)}
+        outcomes[job.key] = _count(progress, items_by_id[job.item_id], record, cached=True)
     if on_update:
         on_update(progress)
     limiter = RateLimiter(config.concurrency, rps=config.rps, tpm=config.tpm)
 
     async def run_batch(batch: list[Job]) -> None:
-        params = GenerationParams(max_tokens=config.max_tokens, temperature=config.temperature,
-                                  top_p=config.top_p, seed=batch[0].seed)
+        params = config.generation(batch[0].seed)
         estimate = sum(job.estimated_tokens for job in batch)
         async with limiter.slot(estimate):
             completions = await teacher.generate([job.messages for job in batch], params,
                                                  [items_by_id[job.item_id] for job in batch])
         limiter.settle(estimate, sum(c.prompt_tokens + c.completion_tokens for c in completions))
-        records = {job.key: {"item_id": job.item_id, "sample_index": job.sample_index, "seed": job.seed,
-                             "teacher": config.teacher, "params": config.params_dict(),
-                             "completion": completion_dict(completion)}
-                   for job, completion in zip(batch, completions, strict=True)}
-        # durable before it counts; transport errors and truncations are not stored
-        if len(records) == 1:  # the usual case (--batch-size 1): no extra Task per request
-            await cache.aput(*next(iter(records.items())))
+        pairs = list(zip(batch, completions, strict=True))
+        meta = [{"item_id": job.item_id, "sample_index": job.sample_index, "seed": job.seed, "teacher": config.teacher}
+                for job, _ in pairs]
+        # durable before it counts; errors, truncations and empty completions are not stored
+        if len(pairs) == 1:  # the usual case (--batch-size 1): no extra Task per request
+            await cache.aput(pairs[0][0].key, pairs[0][1], **meta[0])
         else:
-            await asyncio.gather(*(cache.aput(key, record) for key, record in records.items()))
-        for key, record in records.items():
-            outcomes[key] = _count(progress, items_by_id[record["item_id"]], {**record, "key": key}, cached=False)
+            await asyncio.gather(*(cache.aput(job.key, completion, **m) for (job, completion), m in zip(pairs, meta)))
+        for (job, completion), m in zip(pairs, meta):
+            record = {**m, "key": job.key, "completion": completion_dict(completion)}
+            outcomes[job.key] = _count(progress, items_by_id[job.item_id], record, cached=False)
         if on_update:
             on_update(progress)
 

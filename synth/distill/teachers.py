@@ -1,4 +1,4 @@
-"""Teachers for distillation: the evaluator's sampler backends, called from one asyncio loop.
+"""Teachers for distillation: the inference layer's sampler backends, called from one asyncio loop.
 
     python -c "from ledgerlm.synth.distill.teachers import make_teacher; print(make_teacher('oracle').model_id)"
 
@@ -6,6 +6,8 @@
 (`OpenAISampler.request`: retries on 429/5xx/timeouts/dropped connections with backoff, jitter
 and Retry-After) on long-lived HTTP clients (`OpenAISampler.open_slots`), so `--concurrency 32` means 32 requests in flight.
 Every other sampler (`hf:`, `vllm:`, `oracle`) runs its blocking batched `generate` in a worker thread.
+Which of the two a spec gets is the `protocol` column of the one backend table
+(`ledgerlm.inference.backends.BACKENDS`); there is no second factory here.
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ledgerlm.inference.sampling import Completion, GenerationParams, Messages, make_sampler
+from ledgerlm.inference.backends import make_backend, split_spec
+from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 
 class BatchTeacher:
@@ -74,8 +77,10 @@ class OpenAITeacher:
 
 
 def make_teacher(spec: str, *, concurrency: int = 8, **options: Any):
-    """A teacher for `spec` (openai:MODEL, hf:PATH, vllm:PATH, oracle); options go to the backend."""
-    sampler = make_sampler(spec, **options)
-    if spec.startswith("openai:") and hasattr(sampler, "open_slots"):
+    """A teacher for `spec` (any row of the backend table: openai:MODEL, hf:PATH, vllm:PATH, oracle);
+    options go to the backend (retries: max_retries, backoff_base, backoff_max -> the one RetryPolicy)."""
+    _, row, _, _ = split_spec(spec, options)
+    sampler = make_backend(spec, **options)
+    if row.protocol == "async":
         return OpenAITeacher(sampler, concurrency)
     return BatchTeacher(sampler, workers=concurrency)

@@ -4,7 +4,7 @@
 
 Every body comes from a loopback fake server (tests/robustness/fake_openai.py, 127.0.0.1 only, one
 request per item: max_retries=0). A bad body is a per-item error that is never cached; a lone
-surrogate reaches the eval SQLite cache, the distill cache writer thread and run files as U+FFFD;
+surrogate reaches the completion cache (both its writers) and run files as U+FFFD;
 credentials written into --base-url appear nowhere (model id, errors, results.json, cache).
 """
 from __future__ import annotations
@@ -12,17 +12,15 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import sqlite3
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledgerlm.inference.backends.openai_compat import parse_body, redact_url
-from ledgerlm.inference.cache import ResponseCache, generate_cached
+from ledgerlm.inference.cache import CompletionCache, generate_cached, read_jsonl_lines
 from ledgerlm.evaluate.runfiles import atomic_write_text, read_jsonl, write_run
 from ledgerlm.inference.sampling import Completion, GenerationParams, make_sampler
-from ledgerlm.synth.distill.cache import CompletionCache
 
 from .fake_openai import RawServer
 
@@ -42,7 +40,7 @@ def sampler_for(url: str):
 
 def test_odd_200_bodies_are_per_item_errors_never_cached(tmp_path):
     """All odd bodies in one batch (one request each), then a rerun against a sane server."""
-    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cache = CompletionCache(tmp_path / "cache.jsonl")
     batch = [[{"role": "user", "content": f"item {i}"}] for i in range(len(ODD_BODIES))]
     with RawServer(list(ODD_BODIES)) as server:
         out, stats = generate_cached(sampler_for(server.url), batch, GenerationParams(max_tokens=8), cache=cache)
@@ -58,50 +56,50 @@ def test_odd_200_bodies_are_per_item_errors_never_cached(tmp_path):
 
 def test_lone_surrogates_through_eval_cache_and_run_files(tmp_path):
     body = b'{"choices": [{"message": {"content": "Final answer: 4 \\ud800 \\udfff", "reasoning_content": "\\udc80"}}]}'
-    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cache = CompletionCache(tmp_path / "cache.jsonl")
     with RawServer([body]) as server:
         [c], _ = generate_cached(sampler_for(server.url), MESSAGES, GenerationParams(max_tokens=8), cache=cache)
     assert c.text == "Final answer: 4 \ufffd \ufffd" and c.reasoning == "\ufffd"
     cache.close()
-    again = ResponseCache(tmp_path / "cache.sqlite")
-    key = sqlite3.connect(tmp_path / "cache.sqlite").execute("SELECT key FROM responses").fetchone()[0]
+    again = CompletionCache(tmp_path / "cache.jsonl")
+    [key] = [r["key"] for r in read_jsonl_lines(tmp_path / "cache.jsonl")]
     assert again.get(key).text == c.text
     # a completion made elsewhere (e.g. a local backend) with a raw lone surrogate: cached and written as U+FFFD
-    assert again.put("k2", "m", Completion(text="x\ud800y")) and again.get("k2").text == "x\ufffdy"
+    assert again.put("k2", Completion(text="x\ud800y"), model="m") and again.get("k2").text == "x\ufffdy"
     atomic_write_text(tmp_path / "out.json", json.dumps({"t": "a\udfffb"}, ensure_ascii=False))
     assert json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["t"] == "a\ufffdb"
     assert not list(tmp_path.glob(".out.json.*"))  # no temp file left behind
 
 
-def test_distill_writer_thread_survives_surrogates_and_bad_records(tmp_path):
+def test_cache_writer_thread_survives_surrogates_and_bad_records(tmp_path):
     cache = CompletionCache(tmp_path / "cache.jsonl")
 
     async def run():
-        ok = await asyncio.wait_for(cache.aput("k1", {"completion": {"text": "Final \ud800 answer: 1", "finish_reason": "stop"}}), 10)
+        ok = await asyncio.wait_for(cache.aput("k1", Completion(text="Final \ud800 answer: 1")), 10)
         with pytest.raises(TypeError):  # not JSON-serialisable: this waiter gets the error ...
-            await asyncio.wait_for(cache.aput("k2", {"completion": {"text": "x", "finish_reason": "stop"}, "bad": object()}), 10)
+            await asyncio.wait_for(cache.aput("k2", Completion(text="x"), bad=object()), 10)
         # ... and the thread is still alive for the next one (before the fix: a dead thread, distill hung forever)
-        ok3 = await asyncio.wait_for(cache.aput("k3", {"completion": {"text": "y", "finish_reason": "stop"}}), 10)
-        empty = await cache.aput("k4", {"completion": {"text": "", "finish_reason": "stop"}})
+        ok3 = await asyncio.wait_for(cache.aput("k3", Completion(text="y")), 10)
+        empty = await cache.aput("k4", Completion(text=""))
         return ok, ok3, empty
 
     assert asyncio.run(run()) == (True, True, False)
 
     async def same_group():  # a bad record in the same write group fails alone; its neighbours are stored
-        return await asyncio.gather(cache.aput("k5", {"completion": {"text": "z", "finish_reason": "stop"}}),
-                                    cache.aput("k6", {"completion": {"text": "w", "finish_reason": "stop"}, "bad": {1, 2}}),
-                                    cache.aput("k7", {"completion": {"text": "v", "finish_reason": "stop"}}), return_exceptions=True)
+        return await asyncio.gather(cache.aput("k5", Completion(text="z")),
+                                    cache.aput("k6", Completion(text="w"), bad={1, 2}),
+                                    cache.aput("k7", Completion(text="v")), return_exceptions=True)
 
     five, six, seven = asyncio.run(same_group())
     assert five is True and seven is True and isinstance(six, TypeError)
     cache.close()
     reread = CompletionCache(tmp_path / "cache.jsonl")
-    assert set(reread._records) == {"k1", "k3", "k5", "k7"}
-    assert reread.get("k1")["completion"]["text"] == "Final \ufffd answer: 1"
+    assert set(reread._index) == {"k1", "k3", "k5", "k7"}
+    assert reread.get("k1").text == "Final \ufffd answer: 1"
 
 
 def test_empty_completion_with_stop_is_not_cached(tmp_path):
-    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache = CompletionCache(tmp_path / "c.jsonl")
     empty = json.dumps({"choices": [{"message": {"content": ""}, "finish_reason": "stop"}]}).encode()
     with RawServer([empty]) as server:
         [c], stats = generate_cached(sampler_for(server.url), MESSAGES, GenerationParams(max_tokens=8), cache=cache)
@@ -123,7 +121,7 @@ def test_credentials_in_base_url_are_redacted_everywhere(tmp_path, capsys):
     with RawServer([json.dumps(GOOD).encode()]) as server:
         url = server.url.replace("http://", f"http://bob:{secret}@") + f"?api_key={secret}&v=1"
         sampler = sampler_for(url)
-        cache = ResponseCache(tmp_path / "run" / "cache.sqlite")
+        cache = CompletionCache(tmp_path / "run" / "cache.jsonl")
         [c], _ = generate_cached(sampler, MESSAGES, GenerationParams(max_tokens=8), cache=cache)
         cache.close()
     assert c.text == "Final answer: 4"
@@ -188,15 +186,12 @@ def test_score_cli_with_lone_surrogates_in_predictions(tmp_path, capsys):
 
 def test_caches_poisoned_by_an_older_version_are_misses_not_crashes(tmp_path):
     """Rows an older version cached from bad bodies (the issue: every rerun then crashed loading them)."""
-    cache = ResponseCache(tmp_path / "c.sqlite")
-    for key, blob in [("a", "not json"), ("b", '{"text": 5}'), ("c", '{"nope": 1}'), ("d", "[]"), ("e", '{"text": ""}')]:
-        cache._db.execute("INSERT INTO responses VALUES (?, ?, ?, ?)", (key, "m", blob, 0.0))
-    assert [cache.get(k) for k in "abcde"] == [None] * 5
     lines = ['{"key": "k1", "completion": null}', '{"key": "k2", "completion": {"text": 7, "finish_reason": "stop"}}',
              '{"key": "k3", "completion": {"text": "", "finish_reason": "stop"}}', '[1, 2]', '"x"',
              '{"key": "k4", "completion": {"text": "Final answer: 1", "finish_reason": "stop"}}']
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert set(CompletionCache(tmp_path / "d.jsonl")._records) == {"k4"}
+    cache = CompletionCache(tmp_path / "d.jsonl")
+    assert set(cache._index) == {"k4"} and [cache.get(k) for k in ("k1", "k2", "k3")] == [None] * 3
 
 
 @pytest.mark.slow
@@ -224,6 +219,6 @@ def test_eval_cli_never_writes_credentials(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0 and dead in (0, 3) and secret not in out + err
     files = [p for p in tmp_path.rglob("*") if p.is_file() and "data" not in p.parts]
-    assert any(p.name == "results.json" for p in files) and any(p.name == "cache.sqlite" for p in files)
+    assert any(p.name == "results.json" for p in files) and any(p.name.startswith("cache.") for p in files)
     for path in files:
         assert secret.encode() not in path.read_bytes(), path

@@ -1,64 +1,127 @@
-"""Sampler backends behind one interface (`ledgerlm.inference.sampling.Sampler`).
+"""Sampler backends behind one interface (`ledgerlm.inference.sampling.Sampler`), chosen from one table.
 
     python -c "from ledgerlm.inference.backends import make_backend; print(make_backend('oracle').model_id)"
 
-| spec            | backend                                                        | options                         |
-|-----------------|----------------------------------------------------------------|---------------------------------|
-| `hf:PATH_OR_ID` | transformers, chat template, batched left-padded generation   | peft, device, dtype, batch_size, trust_remote_code |
-| `vllm:PATH`     | in-process vLLM engine (imported only when used)               | tensor_parallel_size, max_model_len, gpu_memory_utilization |
-| `openai:MODEL`  | any OpenAI-compatible server (async, bounded concurrency)      | base_url, api_key_env, concurrency, max_retries, timeout |
-| `oracle`        | answers with each item's worked `solution` (needs `items=`)    | —                               |
-| `wrong_unit`    | the oracle with every final-answer number ×1000                | —                               |
+| name         | module / class                  | what                                                          |
+|--------------|---------------------------------|---------------------------------------------------------------|
+| `hf`         | `hf.HFSampler`                  | transformers, chat template, batched left-padded generation   |
+| `vllm`       | `vllm.VLLMSampler`              | in-process vLLM engine (imported only when used), LoRA        |
+| `openai`     | `openai_compat.OpenAISampler`   | any OpenAI-compatible server (async, bounded concurrency)     |
+| `oracle`     | `oracle.OracleSampler`          | answers with each item's worked `solution` (needs `items=`)   |
+| `wrong_unit` | `oracle.OracleSampler` (×1000)  | the oracle with every final-answer number ×1000               |
 
-Options set to None are dropped, so a CLI can pass every flag it has; an option a backend does not
-take raises TypeError naming it.
+A new backend is one module and one `BACKENDS` row: module path, class, the options it takes
+(name -> type; strings from `--model_args` are converted), whether it needs a target (the model
+path / id) and how distill drives it (`protocol`: "batch" = blocking `generate` in a worker thread,
+"async" = one request per conversation on `open_slots`/`request`).
+
+Specs: `hf:PATH` or `hf` with `pretrained=PATH` (lm-eval's name; `model=` too), likewise for the
+other backends. Options set to None are dropped, so a CLI can pass every flag it has; an option of
+another backend is ignored, one that is no backend's option raises TypeError naming it.
 """
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from ledgerlm.errors import InputError
 
 
-def make_backend(spec: str, **options: Any):
-    """Build the sampler named by `spec` (see the table above)."""
-    options = {k: v for k, v in options.items() if v is not None}
-    kind, _, target = spec.partition(":")
-    if kind == "oracle" and not target:
-        from ledgerlm.inference.backends.oracle import OracleSampler
-
-        return OracleSampler()
-    if kind == "wrong_unit" and not target:
-        from ledgerlm.inference.backends.oracle import OracleSampler
-
-        return OracleSampler(scale=1000)
-    if not target:
-        raise InputError(f"model spec {spec!r}: expected hf:PATH, vllm:PATH, openai:MODEL, oracle or wrong_unit", field="--model")
-    if kind == "hf":
-        from ledgerlm.inference.backends.hf import HFSampler
-
-        return HFSampler(target, **_only(options, HF_OPTIONS, spec))
-    if kind == "vllm":
-        from ledgerlm.inference.backends.vllm import VLLMSampler
-
-        return VLLMSampler(target, **_only(options, VLLM_OPTIONS, spec))
-    if kind == "openai":
-        from ledgerlm.inference.backends.openai_compat import OpenAISampler
-
-        return OpenAISampler(target, **_only(options, OPENAI_OPTIONS, spec))
-    raise InputError(f"model spec {spec!r}: unknown backend {kind!r} (hf, vllm, openai, oracle, wrong_unit)", field="--model")
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
 
 
-HF_OPTIONS = ("peft", "device", "dtype", "batch_size", "trust_remote_code")
-VLLM_OPTIONS = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "trust_remote_code")
-OPENAI_OPTIONS = ("base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff_base", "backoff_max")
-ALL_OPTIONS = frozenset(HF_OPTIONS + VLLM_OPTIONS + OPENAI_OPTIONS)
+@dataclass(frozen=True)
+class Backend:
+    module: str  # import path of the backend module
+    cls: str  # the Sampler class in it
+    options: Mapping[str, Callable[[Any], Any]]  # option name -> converter (int, float, str, _bool)
+    needs_target: bool = True  # hf:PATH needs PATH; oracle takes none
+    fixed: Mapping[str, Any] = field(default_factory=dict)  # constructor arguments set by the row itself
+    protocol: str = "batch"  # "batch" | "async" (see the module docstring)
+
+    def load(self) -> type:
+        return getattr(importlib.import_module(self.module), self.cls)
 
 
-def _only(options: dict[str, Any], allowed: tuple[str, ...], spec: str) -> dict[str, Any]:
-    """Keep the options this backend takes; generic CLI flags for other backends are dropped,
-    anything that is no backend's option fails loudly."""
-    unknown = set(options) - ALL_OPTIONS
+BACKENDS: dict[str, Backend] = {
+    "hf": Backend("ledgerlm.inference.backends.hf", "HFSampler",
+                  {"peft": str, "device": str, "dtype": str, "batch_size": int, "trust_remote_code": _bool, "revision": str}),
+    "vllm": Backend("ledgerlm.inference.backends.vllm", "VLLMSampler",
+                    {"tensor_parallel_size": int, "max_model_len": int, "gpu_memory_utilization": float,
+                     "trust_remote_code": _bool, "dtype": str, "peft": str, "max_lora_rank": int, "revision": str,
+                     "enforce_eager": _bool, "enable_prefix_caching": _bool, "chunk_size": int}),
+    "openai": Backend("ledgerlm.inference.backends.openai_compat", "OpenAISampler",
+                      {"base_url": str, "api_key_env": str, "concurrency": int, "max_retries": int, "timeout": float,
+                       "backoff_base": float, "backoff_max": float}, protocol="async"),
+    "oracle": Backend("ledgerlm.inference.backends.oracle", "OracleSampler", {}, needs_target=False),
+    "wrong_unit": Backend("ledgerlm.inference.backends.oracle", "OracleSampler", {}, needs_target=False, fixed={"scale": 1000}),
+}
+TARGET_ALIASES = ("pretrained", "model")  # lm-eval's --model_args names for the model path / id
+
+
+def split_spec(spec: str, options: Mapping[str, Any] | None = None) -> tuple[str, Backend, str | None, dict[str, Any]]:
+    """(name, table row, target, remaining options) for `spec` + options; InputError for an unknown name."""
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    name, _, target = spec.partition(":")
+    row = BACKENDS.get(name)
+    if row is None:
+        raise InputError(f"model spec {spec!r}: unknown backend {name!r} ({', '.join(BACKENDS)})", field="--model")
+    aliases = [a for a in TARGET_ALIASES if a in options]
+    if aliases:
+        if target or len(aliases) > 1:
+            raise InputError(f"model spec {spec!r}: the model is given twice ({', '.join(aliases)}{' and after the colon' if target else ''})", field="--model")
+        target = str(options.pop(aliases[0]))
+    if row.needs_target and not target:
+        raise InputError(f"model spec {spec!r}: {name} needs a model ({name}:PATH_OR_ID or pretrained=PATH_OR_ID)", field="--model")
+    if not row.needs_target and target:
+        raise InputError(f"model spec {spec!r}: {name} takes no model", field="--model")
+    return name, row, target or None, options
+
+
+def backend_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options backend `name` takes, converted to their types; others' options dropped; unknown ones fail."""
+    unknown = set(options) - {opt for row in BACKENDS.values() for opt in row.options}
     if unknown:
-        raise TypeError(f"{spec}: unknown backend option(s) {sorted(unknown)}")
-    return {k: v for k, v in options.items() if k in allowed}
+        raise TypeError(f"{name}: unknown backend option(s) {sorted(unknown)}")
+    row = BACKENDS[name]
+    out = {}
+    for key, value in options.items():
+        if key not in row.options:
+            continue
+        try:
+            out[key] = row.options[key](value)
+        except (TypeError, ValueError) as err:
+            raise InputError(f"{name} option {key}={value!r}: {err}", field="--model_args") from err
+    return out
+
+
+def make_backend(spec: str, **options: Any):
+    """Build the sampler named by `spec` (a BACKENDS row, optionally `name:TARGET`) with its options."""
+    name, row, target, options = split_spec(spec, options)
+    kwargs = {**backend_options(name, options), **row.fixed}
+    cls = row.load()
+    return cls(target, **kwargs) if row.needs_target else cls(**kwargs)
+
+
+def parse_model_args(text: str | None) -> dict[str, str]:
+    """lm-eval's `--model_args a=1,b=x` as a dict of strings (values are typed by the backend row)."""
+    out: dict[str, str] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--model_args: {part.strip()!r} is not key=value", field="--model_args")
+        if key.strip() in out:
+            raise InputError(f"--model_args: {key.strip()} given twice", field="--model_args")
+        out[key.strip()] = value.strip()
+    return out

@@ -19,19 +19,19 @@ from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 class HFSampler:
     def __init__(self, path: str, *, peft: str | None = None, device: str | None = None, dtype: str | None = None,
-                 batch_size: int = 8, trust_remote_code: bool = False):
+                 batch_size: int = 8, trust_remote_code: bool = False, revision: str | None = None):
         self.model_id = f"hf:{path}" + (f"+peft:{peft}" if peft else "")
         self.batch_size = int(batch_size)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+            self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, revision=revision)
         except (OSError, ValueError) as err:  # no such folder / not on the Hub / offline
             raise InputError(f"cannot load model {path!r}: {str(err).strip().splitlines()[0]}", field="--model") from err
         self.tokenizer.padding_side = "left"  # decoder-only: new tokens must follow the prompt directly
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         torch_dtype = getattr(torch, dtype) if dtype else ("auto" if self.device != "cpu" else torch.float32)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, trust_remote_code=trust_remote_code)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, trust_remote_code=trust_remote_code, revision=revision)
         if peft:
             from peft import PeftModel
 

@@ -4,8 +4,9 @@
     ledgerlm eval --benchmark finindices --model openai:Qwen/Qwen3-8B --base-url http://127.0.0.1:8000/v1 ...
 
 Requests run concurrently (asyncio + httpx, at most `concurrency` in flight, spread over small
-clients of CONNECTIONS_PER_CLIENT connections). Only 429, 5xx, timeouts and dropped connections are
-retried, with exponential backoff and jitter; a `Retry-After` header, when sent, sets the wait. The
+clients of CONNECTIONS_PER_CLIENT connections). Only 408, 429, 5xx, timeouts and dropped connections
+are retried, by the one retry policy (`ledgerlm.inference.retry.RetryPolicy`: exponential backoff with
+jitter, `Retry-After` as seconds or an HTTP date, every wait capped at `backoff_max`). The
 API key comes from the environment variable `api_key_env` (default OPENAI_API_KEY) and never
 appears in logs or errors; credentials written into `base_url` (`https://user:key@host/v1?api_key=…`)
 are redacted from the model id, errors and logs (`redact_url`). Native `tool_calls` and
@@ -26,21 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import json
 import logging
 import os
 import random
 import re
-import time
 import urllib.parse
 from typing import Any, AsyncIterator
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ledgerlm.evaluate.runfiles import clean_text, redact_text
+from ledgerlm.inference.retry import RetryPolicy
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
+from ledgerlm.inference.text import clean_text, redact_text
 
 log = logging.getLogger(__name__)
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -80,7 +80,7 @@ class OpenAISampler:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.api_key_env = api_key_env
         self.concurrency, self.max_retries, self.timeout = int(concurrency), int(max_retries), float(timeout)
-        self.backoff_base, self.backoff_max = float(backoff_base), float(backoff_max)
+        self.retry = RetryPolicy(max_retries=int(max_retries), base=float(backoff_base), cap=float(backoff_max))
         self.retries_done = 0  # total retried requests over this sampler's life (for run stats)
 
     def generate(self, batch: list[Messages], params: GenerationParams, *, tools: list[dict] | None = None, **kwargs: Any) -> list[Completion]:
@@ -129,7 +129,7 @@ class OpenAISampler:
     async def _post(self, client: httpx.AsyncClient, body: dict[str, Any], rng: random.Random) -> Completion:
         last_error = ""
         for attempt in range(self.max_retries + 1):
-            retry_after = None
+            retry_after: str | None = None
             try:
                 async with client.stream("POST", self.url, json=body) as response:
                     raw = await read_capped(response, MAX_BODY_BYTES if response.status_code == 200 else 4096)
@@ -146,28 +146,14 @@ class OpenAISampler:
                 last_error = redact_text(f"HTTP {response.status_code}: {clean_text(text[:300])}")
                 if response.status_code not in RETRYABLE_STATUS:
                     return Completion(text="", finish_reason="error", error=last_error)
-                retry_after = _retry_after(response.headers.get("retry-after"))
+                retry_after = response.headers.get("retry-after")
             if attempt == self.max_retries:
                 break
-            wait = retry_after if retry_after is not None else min(self.backoff_max, self.backoff_base * 2**attempt) * rng.uniform(0.5, 1.5)
+            wait = self.retry.delay(attempt, rng, retry_after)
             self.retries_done += 1
             log.info("%s: retry %d in %.2fs after %s", self.model, attempt + 1, wait, last_error[:80])
             await asyncio.sleep(wait)
         return Completion(text="", finish_reason="error", error=f"gave up after {self.max_retries} retries: {last_error}")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 MAX_BODY_BYTES = 64 << 20  # a 200 body larger than this is an error, not parsed
