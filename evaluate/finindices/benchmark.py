@@ -1,0 +1,96 @@
+"""FinIndices as a harness `Benchmark`: one task per YAML under evaluate/tasks/finindices/.
+
+    ledgerlm eval --model oracle --tasks finindices --data runs/data --output_path runs/oracle
+    ledgerlm eval --model hf --model_args pretrained=PATH,peft=ADAPTER --tasks finindices_nohint --data runs/data \
+        --task_args split=dev --output_path runs/tuned
+
+`--data`: a `ledgerlm synth` folder, a JSONL file, or the official release (`adapter.load_rows`).
+`--task_args`: split=NAME (dataset file of a folder; default the task's), hint=hint|nohint|both (over the
+task's `select.hint`), field_map=FILE (official column-name corrections), lenient_precision=true.
+Scoring (`scoring.score_response` with the task's `answer_extraction`), the per-sample row
+(`bench.score_record`) and the detailed results (`bench.summarize`: the paper's groups, bootstrap CIs)
+are the pre-harness ones, so scores are unchanged (tests/test_eval_golden.py).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ledgerlm.errors import InputError
+from ledgerlm.evaluate.finindices import adapter
+from ledgerlm.evaluate.finindices.bench import format_summary, score_record, select_rows, summarize
+from ledgerlm.evaluate.harness.base import Benchmark, Metric, Request, RunContext, Summary
+from ledgerlm.evaluate.tasks import list_tasks, load_task
+from ledgerlm.inference.sampling import Completion
+
+HINT_MODES = ("hint", "nohint", "both")
+TASK_ARGS = ("split", "hint", "field_map", "lenient_precision")
+RATES = ("parse_failure_rate", "format_failure_rate", "backend_error_rate", "truncated_rate")
+
+
+class FinIndices(Benchmark):
+    """financial-index QA over shown statements (set-match accuracy, bootstrap CI); --data: a `ledgerlm synth` folder"""
+    name = "finindices"
+    primary_metric = "accuracy"
+    higher_is_better = {"accuracy": True, "positional_accuracy": True, **{r: False for r in RATES}}
+
+    def __init__(self, task: str, *, seed: int = 0, data: str | None = None, **task_args: Any):
+        super().__init__(task, seed=seed, data=data, **task_args)
+        unknown = sorted(set(task_args) - set(TASK_ARGS))
+        if unknown:
+            raise InputError(f"finindices does not take {unknown} (it takes: {', '.join(TASK_ARGS)})", field="--task_args")
+        if not data:
+            raise InputError(f"task {task!r} needs --data (a `ledgerlm synth` folder, a JSONL file or the official release)", field="--data")
+        hint = task_args.get("hint")
+        if hint is not None and hint not in HINT_MODES:
+            raise InputError(f"hint={hint!r}: one of {', '.join(HINT_MODES)}", field="--task_args")
+        self.spec = load_task(task)
+        self.version = self.spec.version
+        self.hint_mode = hint
+        self.split = task_args.get("split") or self.spec.split
+        self.lenient_precision = bool(task_args.get("lenient_precision", False))
+        self.field_map = adapter.load_field_map(task_args.get("field_map"))
+
+    @classmethod
+    def task_names(cls) -> list[str]:
+        return [t.task for t in list_tasks("finindices")]
+
+    def generation_defaults(self) -> dict[str, Any]:
+        return self.spec.generation_params().as_dict()
+
+    def config(self) -> dict[str, Any]:
+        return {"task": self.spec.task, "task_file": str(self.spec.path), "answer_extraction": self.spec.answer_extraction,
+                "data": str(self.data), "split": self.split, "hint_mode": self.hint_mode or "both",
+                "lenient_precision": self.lenient_precision, "field_map": self.field_map}
+
+    def load(self) -> list[dict[str, Any]]:
+        rows = adapter.load_rows(self.data, split=self.split, field_map=self.field_map)
+        kept = select_rows(rows, self.spec, self.hint_mode, None)
+        if not kept:
+            raise InputError(f"no items match task {self.spec.task!r} (select {self.spec.select}, hint mode {self.hint_mode or 'both'})",
+                             path=str(self.data))
+        return kept
+
+    def build_request(self, instance: dict[str, Any]) -> Request:
+        return Request(messages=instance["messages"])
+
+    def score(self, instance: dict[str, Any], response: Completion) -> dict[str, Any]:
+        return score_record(instance, response, lenient_precision=self.lenient_precision, task=self.spec)
+
+    def summarize(self, samples: list[dict[str, Any]], ctx: RunContext) -> Summary:
+        detail = summarize(samples, model=ctx.model_id, config=self.config(), n_boot=ctx.bootstrap_iters, timing={},
+                           group_by=list(self.spec.group_by))
+        m, n = detail["metrics"], detail["n"]
+        metrics = {name: _proportion(m[name], n) for name in ("accuracy", "positional_accuracy")}
+        metrics.update({name: Metric(value=m[name], n=n, stderr=_stderr(m[name], n)) for name in RATES})
+        return Summary(metrics=metrics, detail=detail, text=format_summary(detail))
+
+
+def _stderr(p: float, n: int) -> float | None:
+    """Standard error of a mean of 0/1 scores (sample variance, as lm-eval's `mean_stderr`)."""
+    return math.sqrt(p * (1 - p) / (n - 1)) if n > 1 else None
+
+
+def _proportion(estimate: dict[str, Any], n: int) -> Metric:
+    value = estimate["value"]
+    return Metric(value=value, n=n, stderr=_stderr(value, n), ci=(estimate["ci_low"], estimate["ci_high"]))
