@@ -1,0 +1,295 @@
+"""Import layering (docs/DESIGN.md "Layers"): one direction between the packages, no import cycles, one
+`python -m` entry point per `ledgerlm` command.
+
+    python -m pytest tests/test_layering.py -q
+
+AST only (nothing is imported): every .py under ledgerlm/, synth/, train/, evaluate/ is parsed and every
+import of a ledgerlm module is collected — module-level, inside functions, under `if TYPE_CHECKING:`, and
+`importlib.import_module("literal")` — resolved to the module it loads. A forbidden edge fails naming
+file:line and the edge. The cycle tests build the graph twice: module-level imports (what Python runs at
+import time) and all imports (a function-level import that closes a cycle only hides it).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ROOTS = {"ledgerlm": "ledgerlm", "ledgerlm.synth": "synth", "ledgerlm.train": "train", "ledgerlm.evaluate": "evaluate"}
+
+# ------------------------------------------------------------------------------------------------ the rules
+# Core: below everything, imports nothing from synth/train/evaluate.
+CORE = ("ledgerlm.errors", "ledgerlm.contracts", "ledgerlm.configcheck", "ledgerlm.model", "ledgerlm.inference",
+        "ledgerlm.cli")
+# The public API evaluate/ may use from synth/: statements (load facts, the store, periods, rendering),
+# the index registry and engine, and the MacroLens T3 task definition (fields + prompt shared by training data
+# and the benchmark, so the eval prompt is the training prompt).
+SYNTH_PUBLIC = (
+    "ledgerlm.synth.statements.sources", "ledgerlm.synth.statements.store", "ledgerlm.synth.statements.periods",
+    "ledgerlm.synth.statements.render", "ledgerlm.synth.statements.facts", "ledgerlm.synth.statements.taxonomy",
+    "ledgerlm.synth.indices.registry", "ledgerlm.synth.indices.compute", "ledgerlm.synth.macrolens_t3",
+)
+# The public FinIndices scorer: distillation verifies teacher answers with it, and the training callback
+# scores dev samples with it (so "verified" and "accuracy" mean what `ledgerlm eval` means).
+SCORER = ("ledgerlm.evaluate.finindices.scoring",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    importer: tuple[str, ...]  # module prefixes this rule applies to
+    forbidden: tuple[str, ...]  # module prefixes they must not import ...
+    unless: tuple[str, ...] = ()  # ... except these modules
+    only_from: tuple[str, ...] = ()  # the `unless` exception holds only for importers under these prefixes
+    why: str = ""
+
+
+RULES = (
+    Rule(("ledgerlm.errors",), ("ledgerlm",), why="errors is the bottom: it imports no ledgerlm module"),
+    Rule(CORE, ("ledgerlm.synth", "ledgerlm.train", "ledgerlm.evaluate"),
+         why="core (errors, contracts, configcheck, model, inference, cli) never imports synth/train/evaluate; "
+             "ledgerlm.cli dispatches commands by name"),
+    Rule(("ledgerlm.synth",), ("ledgerlm.train",), why="synth never imports train"),
+    Rule(("ledgerlm.synth",), ("ledgerlm.evaluate",), unless=SCORER, only_from=("ledgerlm.synth.distill",),
+         why="synth never imports evaluate; only synth.distill may use the public FinIndices scorer"),
+    Rule(("ledgerlm.evaluate",), ("ledgerlm.train",), why="evaluate never imports train"),
+    Rule(("ledgerlm.evaluate",), ("ledgerlm.synth",), unless=SYNTH_PUBLIC,
+         why="evaluate imports from synth only the public statement/indices API (SYNTH_PUBLIC)"),
+    Rule(("ledgerlm.train",), ("ledgerlm.synth",), why="train reads contract rows through ledgerlm.contracts, not synth"),
+    Rule(("ledgerlm.train",), ("ledgerlm.evaluate",), unless=SCORER,
+         why="train uses only the public FinIndices scorer (eval callback), no other evaluate module"),
+    Rule(("ledgerlm.synth.statements",), ("ledgerlm.synth.finindices", "ledgerlm.synth.distill", "ledgerlm.synth.macrolens_t3"),
+         why="statements sit below the dataset generators"),
+    Rule(("ledgerlm.synth.indices",), ("ledgerlm.synth.finindices", "ledgerlm.synth.distill", "ledgerlm.synth.macrolens_t3"),
+         why="indices sit below the dataset generators"),
+    Rule(("ledgerlm.synth.finindices",), ("ledgerlm.synth.distill",), why="distill reads datasets, not the reverse"),
+)
+
+
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def violation(importer: str, target: str) -> Rule | None:
+    """The rule that forbids `importer` importing `target`, or None."""
+    for rule in RULES:
+        if not _under(importer, rule.importer) or not _under(target, rule.forbidden) or _under(target, (importer,)):
+            continue
+        if _under(target, rule.unless) and (not rule.only_from or _under(importer, rule.only_from)):
+            continue
+        return rule
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ the scanner
+@dataclasses.dataclass(frozen=True)
+class Edge:
+    importer: str
+    target: str
+    path: str  # relative to the repository
+    line: int
+    top: bool  # runs at import time (module level, outside `if TYPE_CHECKING:`)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.importer} -> {self.target}"
+
+
+def module_files(repo: Path = REPO, roots: dict[str, str] = ROOTS) -> dict[str, Path]:
+    """module name -> file, for every .py under the package folders."""
+    out = {}
+    for package, folder in roots.items():
+        base = repo / folder
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            if any(p.startswith((".", "__")) for p in rel.parts[:-1]):
+                continue
+            out[".".join([package, *parts])] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The deepest known module that `name` (a module or module.attribute) loads."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool, modules: dict[str, Path]):
+        self.module, self.is_package, self.modules = module, is_package, modules
+        self.found: list[tuple[str, int, bool]] = []
+        self.depth = 0  # > 0 inside a function or a TYPE_CHECKING block
+
+    def _add(self, name: str | None, line: int) -> None:
+        target = _resolve(name, self.modules) if name else None
+        if target and target != self.module:
+            self.found.append((target, line, self.depth == 0))
+
+    def _nested(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _nested
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+            self._nested(node)
+        else:
+            self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(alias.name, node.lineno)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            parts = self.module.split(".") if self.is_package else self.module.split(".")[:-1]
+            parts = parts[:len(parts) - node.level + 1]
+            base = ".".join(parts + ([node.module] if node.module else []))
+        for alias in node.names:  # `from pkg import submodule` loads the submodule
+            self._add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in self.modules else base, node.lineno)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            self._add(node.args[0].value, node.lineno)
+        self.generic_visit(node)
+
+
+def import_edges(repo: Path = REPO, roots: dict[str, str] = ROOTS) -> list[Edge]:
+    modules = module_files(repo, roots)
+    edges = []
+    for module, path in modules.items():
+        collector = _Collector(module, path.name == "__init__.py", modules)
+        collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        rel = str(path.relative_to(repo))
+        edges += [Edge(module, target, rel, line, top) for target, line, top in collector.found]
+    return edges
+
+
+def cycles(edges: list[Edge]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative), each as a sorted list."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        graph.setdefault(e.importer, set()).add(e.target)
+        graph.setdefault(e.target, set())
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = counter[0]
+                counter[0] += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return sorted(found)
+
+
+def describe(component: list[str], edges: list[Edge]) -> str:
+    """One shortest cycle inside the component, each step with its file:line (a function-level step first)."""
+    members = set(component)
+    inside = sorted((e for e in edges if e.importer in members and e.target in members), key=lambda e: (e.top, str(e)))
+    first = inside[0]
+    paths: dict[str, list[Edge]] = {first.target: [first]}
+    queue = [first.target]
+    while queue and first.importer not in paths:
+        node = queue.pop(0)
+        for e in inside:
+            if e.importer == node and e.target not in paths:
+                paths[e.target] = paths[node] + [e]
+                queue.append(e.target)
+    steps = paths.get(first.importer, [first])
+    tail = "" if len(component) == len(steps) else f" ({len(component)} modules in this tangle)"
+    return "cycle" + tail + ":\n    " + "\n    ".join(f"{e}{'' if e.top else '  (function-level)'}" for e in steps)
+
+
+@pytest.fixture(scope="module")
+def edges() -> list[Edge]:
+    return import_edges()
+
+
+# ------------------------------------------------------------------------------------------------ the tests
+def test_every_import_follows_the_layer_directions(edges):
+    bad = [f"{e}  [{rule.why}]" for e in edges if (rule := violation(e.importer, e.target))]
+    assert not bad, "forbidden imports (docs/DESIGN.md, Layers):\n" + "\n".join(bad)
+
+
+def test_no_import_cycle_at_import_time(edges):
+    found = cycles([e for e in edges if e.top])
+    assert not found, "import cycles (module-level imports):\n" + "\n".join(describe(c, edges) for c in found)
+
+
+def test_no_cycle_hidden_in_function_level_imports(edges):
+    """A function-level import that closes a cycle only hides it: with every import counted there is none."""
+    found = cycles(edges)
+    assert not found, "cycles through function-level imports:\n" + "\n".join(describe(c, edges) for c in found)
+
+
+def test_the_scanner_sees_function_level_relative_and_importlib_imports(tmp_path):
+    """The checker itself can fail: a small tree with each kind of forbidden import is caught, file:line named."""
+    (tmp_path / "ledgerlm" / "inference").mkdir(parents=True)
+    (tmp_path / "synth" / "statements").mkdir(parents=True)
+    (tmp_path / "evaluate" / "finindices").mkdir(parents=True)
+    (tmp_path / "train").mkdir()
+    for init in ("ledgerlm", "ledgerlm/inference", "synth", "synth/statements", "evaluate", "evaluate/finindices", "train"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "evaluate/finindices/extract.py").write_text("X = 1\n")
+    (tmp_path / "evaluate/finindices/scoring.py").write_text("from . import extract\n")
+    (tmp_path / "train/data.py").write_text("import json\n")
+    (tmp_path / "ledgerlm/inference/oracle.py").write_text("def f():\n    from ledgerlm.evaluate.finindices import extract\n")
+    (tmp_path / "synth/statements/store.py").write_text(
+        "import importlib\nfrom ledgerlm.evaluate.finindices.scoring import score\n"
+        "def g():\n    return importlib.import_module('ledgerlm.train.data')\n")
+    (tmp_path / "train/callbacks.py").write_text("from ledgerlm.evaluate.finindices import scoring, extract\n")
+    found = {(str(e), bool(violation(e.importer, e.target))) for e in import_edges(tmp_path)}
+    assert ("ledgerlm/inference/oracle.py:2: ledgerlm.inference.oracle -> ledgerlm.evaluate.finindices.extract", True) in found
+    assert ("synth/statements/store.py:2: ledgerlm.synth.statements.store -> ledgerlm.evaluate.finindices.scoring", True) in found
+    assert ("synth/statements/store.py:4: ledgerlm.synth.statements.store -> ledgerlm.train.data", True) in found
+    assert ("train/callbacks.py:1: ledgerlm.train.callbacks -> ledgerlm.evaluate.finindices.scoring", False) in found
+    assert ("train/callbacks.py:1: ledgerlm.train.callbacks -> ledgerlm.evaluate.finindices.extract", True) in found
+    assert ("evaluate/finindices/scoring.py:1: ledgerlm.evaluate.finindices.scoring -> ledgerlm.evaluate.finindices.extract",
+            False) in found
+
+
+def test_cycle_finder_names_a_hidden_cycle():
+    a_b = Edge("ledgerlm.x.a", "ledgerlm.x.b", "x/a.py", 3, True)
+    b_a = Edge("ledgerlm.x.b", "ledgerlm.x.a", "x/b.py", 9, False)
+    assert cycles([a_b]) == []
+    assert cycles([a_b, b_a]) == [["ledgerlm.x.a", "ledgerlm.x.b"]]
+    assert "x/b.py:9" in describe(["ledgerlm.x.a", "ledgerlm.x.b"], [a_b, b_a])
