@@ -26,7 +26,6 @@ over companies (App. B.4's robustness check), signed error (Table 10), final-mes
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.epsbench.release import Release
 from ledgerlm.evaluate.epsbench.validation import Flag
 
@@ -214,7 +214,7 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
         "interval_score_mean": _mean([r.interval_score for r in with_interval]),
         "interval_score_median": _median([r.interval_score for r in with_interval]),
         # ledgerlm additions (not in main_tables.py)
-        "pde_median_ci": _boot_ci(finite, np.median, rng, n_boot),
+        "pde_median_ci": _boot_ci(finite, rng, n_boot),
         "pde_median_ci_company": _cluster_ci(finite, companies, rng, n_boot),
         "signed_error_median": _median([r.signed_error for r in rows if r.signed_error is not None]),
         "format_compliance": _mean([r.format_ok for r in rows] + [False] * n_unreadable),
@@ -241,12 +241,12 @@ def sign_p(wins: int, losses: int) -> float:
 
 
 def release_boot_ci(values: list[float], n: int = 10000, alpha: float = 0.10, seed: int = 0) -> tuple[float, float] | tuple[None, None]:
-    """common.boot_ci: medians of `n` resamples drawn with random.Random(seed).choices; the 5th and 95th order statistics."""
+    """common.boot_ci: medians of `n` resamples drawn with random.Random(seed).choices; the 5th and 95th order statistics
+    (`stats.bootstrap_ci(scheme="epsbench-release")`)."""
     if not values:
         return None, None
-    rng, k = random.Random(seed), len(values)
-    draws = sorted(statistics.median(rng.choices(values, k=k)) for _ in range(n))
-    return draws[int(alpha / 2 * n)], draws[int((1 - alpha / 2) * n)]
+    est = stats.bootstrap_ci(values, n_boot=n, seed=seed, level=1 - alpha, statistic="median", scheme="epsbench-release")
+    return est.ci_low, est.ci_high
 
 
 def paired(a: Mapping[str, float], b: Mapping[str, float], cells: Iterable[str], n_boot: int = 10000) -> dict[str, Any]:
@@ -292,34 +292,23 @@ def wins_from_scores_csv(path, config: str) -> dict[str, Any] | None:
             "sign_test_p": sign_p(wins, losses), "source": str(path)}
 
 
-def _boot_ci(values, statistic, rng, n_boot: int) -> list[float | None]:
+def _boot_ci(values, rng, n_boot: int) -> list[float | None]:
+    """Percentile CI of the median over instances (`stats.bootstrap_ci`, drawing from the shared `rng`)."""
     values = np.asarray(values, dtype=float)
     if len(values) < 2:
         return [None, None]
-    draws = statistic(values[rng.integers(0, len(values), size=(n_boot, len(values)))], axis=1)
-    return _quantiles(draws)
+    est = stats.bootstrap_ci(values, n_boot=n_boot, seed=rng, level=CI_LEVEL, statistic="median")
+    return [_clean(est.ci_low), _clean(est.ci_high)]
 
 
 def _cluster_ci(values, clusters: list[str], rng, n_boot: int) -> list[float | None]:
-    """Resample companies (all of a company's instances together), then take the median."""
-    values = np.asarray(values, dtype=float)
-    groups = defaultdict(list)
-    for k, c in enumerate(clusters):
-        groups[c].append(k)
-    members = list(groups.values())
-    if len(members) < 2:
+    """Resample companies (all of a company's instances together), then take the median
+    (`stats.cluster_bootstrap`, companies numbered in first-seen order, drawing from the shared `rng`)."""
+    if len(set(clusters)) < 2:
         return [None, None]
-    draws = []
-    for _ in range(n_boot):
-        picked = rng.integers(0, len(members), size=len(members))
-        draws.append(np.median(values[np.concatenate([members[p] for p in picked])]))
-    return _quantiles(draws)
-
-
-def _quantiles(draws) -> list[float | None]:
-    tail = (1 - CI_LEVEL) / 2
-    with np.errstate(invalid="ignore"):  # draws may hold +inf (failed runs); interpolating inf - inf is nan -> None
-        return [_clean(np.quantile(draws, tail)), _clean(np.quantile(draws, 1 - tail))]
+    est = stats.cluster_bootstrap(np.asarray(values, dtype=float), clusters, "median", n_boot=n_boot, seed=rng,
+                                  alpha=1 - CI_LEVEL, cluster_order="first_seen")
+    return [_clean(est.ci_low), _clean(est.ci_high)]
 
 
 def _clean(value) -> float | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ledgerlm.evaluate.macrolens.bootstrap import cluster_bootstrap, stratified, stratified_points
+from ledgerlm.evaluate.stats import cluster_bootstrap, stratified, stratified_points
 from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEMENT_FIELDS, instance_loss
 from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
 
@@ -57,8 +57,13 @@ def arrays_for(task: str, rows: list[dict], preds: list) -> dict[str, np.ndarray
     return {"pred": pred, "true": true}
 
 
-def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed: int = 42) -> dict:
-    """Fill `extracted`, `answer_text`, `score`, `error_reason` in place; return per task x level summaries."""
+BOOTSTRAP_SEED = 42  # the paper's seed (§5.1, App. F)
+
+
+def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed: int = BOOTSTRAP_SEED) -> dict:
+    """Fill `extracted`, `answer_text`, `score`, `error_reason` in place; return per task x level summaries.
+    CIs: cluster bootstrap (`evaluate/stats.py`; clusters = ticker, scenario or address), B adaptive from
+    `b_min` to `b_max` (rel. width 5 %), sorted cluster numbering, one default_rng(seed) per interval."""
     out: dict = {}
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in rows:

@@ -1,7 +1,10 @@
-"""Cluster bootstrap: resamples clusters (not rows), escalates B as specified, seeded."""
+"""Cluster bootstrap (evaluate/stats.py): resamples clusters (not rows), escalates B as MacroLens specifies, seeded.
+
+    python -m pytest -q tests/test_stats_cluster.py
+"""
 import numpy as np
 
-from ledgerlm.evaluate.macrolens.bootstrap import cluster_bootstrap, stratified
+from ledgerlm.evaluate.stats import bootstrap_ci, cluster_bootstrap, stratified
 
 MEAN = lambda a: float(a["x"].mean())  # noqa: E731
 
