@@ -27,6 +27,7 @@ COMMANDS = {
     "compare": ("ledgerlm.evaluate.compare:main", "paired deltas with significance between two runs"),
     "report": ("ledgerlm.evaluate.report:main", "markdown + plots for one or more runs"),
     "epsbench": ("ledgerlm.evaluate.epsbench.cli:main", "EPSBench tools: calc, build-schema, build-instances"),
+    "export-lm-eval": ("ledgerlm.evaluate.lm_eval.export:main", "write a FinIndices task folder for lm-evaluation-harness (lm_eval --include_path)"),
     # models (ledgerlm/model.py)
     "model": ("ledgerlm.model:main", "prepare a pretrained model folder (e.g. SmolLM2-135M from a pip-installed GGUF)"),
 }
@@ -61,6 +62,8 @@ EXAMPLES = {
                       "--drivers '{\"revenues_yoy\": 0.19}' --json"],
     "epsbench build-schema": ["ledgerlm epsbench build-schema --company GOOGL --quarter 2026Q1 --out runs/GOOGL_2026Q1.json"],
     "epsbench build-instances": ["ledgerlm epsbench build-instances --companies GOOGL NVDA --quarters 2026Q1 2026Q4 --out runs/schemas"],
+    "export-lm-eval": ["ledgerlm export-lm-eval --data runs/finindices --out runs/lmeval_tasks",
+                       "lm_eval --model hf --model_args pretrained=MODEL --tasks finindices --include_path runs/lmeval_tasks --apply_chat_template"],
     "model": ["ledgerlm model prepare smollm2-135m --out runs/smollm2-135m"],
     "model prepare": ["ledgerlm model prepare smollm2-135m --out runs/smollm2-135m"],
 }
