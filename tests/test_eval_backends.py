@@ -179,6 +179,8 @@ def test_unknown_backend_and_options_fail_loudly():
         make_backend("foo:bar")
     with pytest.raises(TypeError, match="colour"):
         make_backend("openai:m", colour="blue")
+    import ledgerlm.evaluate.finindices  # noqa: F401  (its package adds the wrong_unit row)
+
     assert json.dumps(make_backend("wrong_unit").model_id) == '"wrong_unit_x1000"'
 
 

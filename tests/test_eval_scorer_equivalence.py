@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures
 from eval_fixtures import make_rows, table_text  # noqa: E402
 
 from ledgerlm.errors import InputError  # noqa: E402
-from ledgerlm.inference.backends.oracle import scale_final_answer  # noqa: E402
+from ledgerlm.evaluate.finindices.reference import scale_final_answer  # noqa: E402
 from ledgerlm.evaluate.finindices.scoring import ScoreResult, score_response  # noqa: E402
 from ledgerlm.inference.reasoning import split_reasoning  # noqa: E402
 

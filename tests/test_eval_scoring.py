@@ -12,7 +12,7 @@ from eval_fixtures import make_rows, table_text  # noqa: E402
 
 from ledgerlm.errors import InputError  # noqa: E402
 from ledgerlm.inference.backends import make_backend  # noqa: E402
-from ledgerlm.inference.backends.oracle import scale_final_answer  # noqa: E402
+from ledgerlm.evaluate.finindices.reference import scale_final_answer  # noqa: E402
 from ledgerlm.evaluate.finindices.adapter import from_official, load_rows  # noqa: E402
 from ledgerlm.evaluate.finindices.extract import extract_numbers, normalize, parse_cell  # noqa: E402
 from ledgerlm.evaluate.finindices.scoring import precision_key, score_response  # noqa: E402

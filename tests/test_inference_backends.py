@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import types
 
@@ -57,12 +58,25 @@ def test_a_new_backend_is_one_module_and_one_row(echo_row, tmp_path):
 
 
 def test_rows_choose_the_distill_protocol():
+    import ledgerlm.evaluate.finindices.reference as reference  # adds FinIndices' wrong_unit row
+
     assert {name: row.protocol for name, row in BACKENDS.items()} == {
         "hf": "batch", "vllm": "batch", "openai": "async", "oracle": "batch", "wrong_unit": "batch"}
+    assert BACKENDS["wrong_unit"].module == reference.__name__ and make_backend("wrong_unit").model_id == "wrong_unit_x1000"
+    reference_again = Backend(reference.__name__, "WrongUnitSampler", {}, needs_target=False)
+    backends.register_backend("wrong_unit", reference_again)  # the same row again: a no-op
+    with pytest.raises(ValueError, match="already registered"):
+        backends.register_backend("wrong_unit", Backend("elsewhere", "X", {}))
     teacher = teachers.make_teacher("openai", model="m", base_url="http://127.0.0.1:9/v1", concurrency=2)
     assert isinstance(teacher, teachers.OpenAITeacher) and teacher.sampler.model == "m"
     asyncio.run(teacher.aclose())
     assert isinstance(teachers.make_teacher("oracle"), teachers.BatchTeacher)
+
+
+def test_the_inference_layer_alone_has_no_benchmark_rows():
+    code = "import ledgerlm.inference.backends as b, sys; print(sorted(b.BACKENDS), any(m.startswith('ledgerlm.evaluate') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "['hf', 'openai', 'oracle', 'vllm'] False"
 
 
 def test_options_are_typed_by_the_row():

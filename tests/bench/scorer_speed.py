@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eval_fixtures import make_rows  # noqa: E402
 
-from ledgerlm.inference.backends.oracle import scale_final_answer  # noqa: E402
+from ledgerlm.evaluate.finindices.reference import scale_final_answer  # noqa: E402
 from ledgerlm.evaluate.finindices.scoring import score_response  # noqa: E402
 from ledgerlm.evaluate.runfiles import read_jsonl  # noqa: E402
 

@@ -8,12 +8,14 @@
 | `vllm`       | `vllm.VLLMSampler`              | in-process vLLM engine (imported only when used), LoRA        |
 | `openai`     | `openai_compat.OpenAISampler`   | any OpenAI-compatible server (async, bounded concurrency)     |
 | `oracle`     | `oracle.OracleSampler`          | answers with each item's worked `solution` (needs `items=`)   |
-| `wrong_unit` | `oracle.OracleSampler` (×1000)  | the oracle with every final-answer number ×1000               |
+| `wrong_unit` | added by `ledgerlm.evaluate.finindices.reference` | the oracle with every final-answer number ×1000    |
 
 A new backend is one module and one `BACKENDS` row: module path, class, the options it takes
 (name -> type; strings from `--model_args` are converted), whether it needs a target (the model
 path / id) and how distill drives it (`protocol`: "batch" = blocking `generate` in a worker thread,
-"async" = one request per conversation on `open_slots`/`request`).
+"async" = one request per conversation on `open_slots`/`request`). A layer above adds its own rows
+with `register_backend` (FinIndices adds `wrong_unit`, which needs the scorer's answer grammar);
+this layer never imports a benchmark.
 
 Specs: `hf:PATH` or `hf` with `pretrained=PATH` (lm-eval's name; `model=` too), likewise for the
 other backends. Options set to None are dropped, so a CLI can pass every flag it has; an option of
@@ -63,9 +65,15 @@ BACKENDS: dict[str, Backend] = {
                       {"base_url": str, "api_key_env": str, "concurrency": int, "max_retries": int, "timeout": float,
                        "backoff_base": float, "backoff_max": float}, protocol="async"),
     "oracle": Backend("ledgerlm.inference.backends.oracle", "OracleSampler", {}, needs_target=False),
-    "wrong_unit": Backend("ledgerlm.inference.backends.oracle", "OracleSampler", {}, needs_target=False, fixed={"scale": 1000}),
 }
-TARGET_ALIASES = ("pretrained", "model")  # lm-eval's --model_args names for the model path / id
+TARGET_ALIASES = ("pretrained", "model")
+
+
+def register_backend(name: str, row: Backend) -> None:
+    """Add a table row from a layer above (a benchmark's reference model); re-registering the same row is a no-op."""
+    if BACKENDS.get(name, row) != row:
+        raise ValueError(f"backend {name!r} is already registered as {BACKENDS[name]}")
+    BACKENDS[name] = row  # lm-eval's --model_args names for the model path / id
 
 
 def split_spec(spec: str, options: Mapping[str, Any] | None = None) -> tuple[str, Backend, str | None, dict[str, Any]]:
