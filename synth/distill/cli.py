@@ -54,6 +54,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="exit 3 without writing rows when more than F of the teacher requests fail (transport errors)")
     p.add_argument("--max-retries", type=int, help="openai: retries on 429/5xx/timeouts (backend default 6)")
     p.add_argument("--backoff-base", type=float, help="openai: first backoff in seconds when no Retry-After (default 1)")
+    p.add_argument("--backoff-max", type=float, help="openai: longest wait between retries, Retry-After included (default 60)")
     p.add_argument("--timeout", type=float, help="openai: seconds per request")
     p.add_argument("--dtype", help="hf: torch dtype (float32 on CPU by default)")
     p.add_argument("--price-in", type=float, help="USD per million prompt tokens (for the manifest's cost)")
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     items = load_items(args.data, args.split, args.hint_mode, args.limit)
     teacher = make_teacher(args.teacher, concurrency=config.concurrency, base_url=args.base_url,
                            api_key_env=args.api_key_env, max_retries=args.max_retries, backoff_base=args.backoff_base,
+                           backoff_max=args.backoff_max,
                            timeout=args.timeout, batch_size=config.batch_size, dtype=args.dtype)
     jobs = plan_jobs(items, config, teacher.render)
     cache = CompletionCache(args.cache or out / "cache.jsonl")
