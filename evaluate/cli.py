@@ -1,12 +1,20 @@
-"""`ledgerlm eval` and `ledgerlm score`: dispatch to one small module per benchmark.
+"""`ledgerlm eval` (lm-evaluation-harness flags, one runner for every benchmark) and `ledgerlm score`.
 
     ledgerlm eval --tasks list                                   # every task of every benchmark
-    ledgerlm eval --benchmark finindices --model oracle --data runs/data --out runs/oracle
+    ledgerlm eval --model oracle --tasks finindices --data runs/data --output_path runs/oracle
+    ledgerlm eval --model hf --model_args pretrained=runs/tiny-model,dtype=float32,peft=runs/sft \
+        --tasks finindices_nohint --data runs/data --batch_size 8 --limit 50 --gen_kwargs max_gen_toks=512 --output_path runs/tuned
     ledgerlm score --benchmark finindices --predictions runs/oracle/samples.jsonl --out runs/scored
 
-A benchmark module (`ledgerlm.evaluate.<name>.bench`) exposes four functions:
-`add_eval_args(parser)`, `run_eval(args) -> int`, `add_score_args(parser)`, `run_score(args) -> int`.
-`--help` without `--benchmark` lists the benchmarks; with it, that benchmark's options.
+`eval` flags are lm-eval's (`--model`, `--model_args`, `--tasks`, `--batch_size`, `--output_path`,
+`--log_samples`, `--apply_chat_template`, `--limit`, `--seed`, `--gen_kwargs`, `--bootstrap_iters`),
+the same for every benchmark; benchmark inputs are `--data PATH` and `--task_args k=v,...`
+(evaluate/harness/README.md). The run goes through `ledgerlm.evaluate.harness.runner`.
+
+The pre-harness form `ledgerlm eval --benchmark NAME ... --out RUN` still works: for finindices its
+flags are translated onto the same runner; macrolens and epsbench keep their own module
+(`ledgerlm.evaluate.<name>.bench`: `add_eval_args`, `run_eval`) until they are ported. `score` is per
+benchmark (`add_score_args`, `run_score`).
 """
 from __future__ import annotations
 
@@ -14,6 +22,9 @@ import argparse
 import importlib
 import json
 from pathlib import Path
+
+from ledgerlm.errors import InputError
+from ledgerlm.evaluate.harness.runner import BACKEND_FAILED, MAX_FAILED_FRACTION, check_backend_failures, transport_error  # noqa: F401 (re-exported)
 
 BENCHMARKS = {
     "finindices": "ledgerlm.evaluate.finindices.bench",
@@ -28,10 +39,18 @@ ABOUT = {
 
 
 def task_table() -> list[dict]:
-    """One row per task YAML (evaluate/tasks/<benchmark>/*.yaml): benchmark, task, how to select it, description."""
+    """One row per runnable task: the task YAMLs (evaluate/tasks/<benchmark>/*.yaml), then registered
+    benchmarks' tasks that have no YAML (e.g. a benchmark registered at run time)."""
+    from ledgerlm.evaluate.harness.registry import all_tasks, get_benchmark
     from ledgerlm.evaluate.tasks import task_rows
 
-    return task_rows()
+    rows = task_rows()
+    seen = {r["task"] for r in rows}
+    for task, bench in all_tasks().items():
+        if task not in seen:
+            about = {d["task"]: d["description"] for d in get_benchmark(bench).describe()}
+            rows.append({"benchmark": bench, "task": task, "select": f"--tasks {task}", "description": about.get(task, "")})
+    return rows
 
 
 def print_tasks(benchmark: str | None = None, as_json: bool = False) -> int:
@@ -51,13 +70,131 @@ def print_tasks(benchmark: str | None = None, as_json: bool = False) -> int:
     return 0
 
 
+# ---- lm-eval-style `ledgerlm eval` -----------------------------------------------------------------------
+
+def eval_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ledgerlm eval", description="Evaluate a model on ledgerlm tasks (lm-evaluation-harness flags; the same for every benchmark). "
+        "The pre-harness form `ledgerlm eval --benchmark NAME ... --out RUN` is still accepted (`--benchmark NAME --help`).")
+    p.add_argument("--model", required=True, help="backend: hf | vllm | openai | oracle | wrong_unit (or a spec such as hf:PATH, baseline:naive)")
+    p.add_argument("--model_args", "--model-args", default="", metavar="K=V,...",
+                   help="backend options: hf: pretrained=,dtype=,peft=,device=,trust_remote_code=,revision=; vllm: pretrained=,dtype=,peft=,"
+                        "max_model_len=,gpu_memory_utilization=,tensor_parallel_size=; openai: model=,base_url=,api_key_env=,concurrency=,timeout=")
+    p.add_argument("--tasks", required=True, help="comma-separated task names (`--tasks list` lists them), e.g. finindices,macrolens_t2,epsbench")
+    p.add_argument("--data", default=None, help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the official release)")
+    p.add_argument("--task_args", "--task-args", default="", metavar="K=V,...",
+                   help="benchmark options, e.g. finindices: split=dev,hint=nohint,lenient_precision=true,field_map=FILE")
+    p.add_argument("--batch_size", "--batch-size", type=int, default=None, help="conversations per generate call (hf; default 8)")
+    p.add_argument("--output_path", "--output-path", "-o", required=True, help="run folder: results.json, samples.jsonl, cache.jsonl")
+    p.add_argument("--log_samples", "--log-samples", action="store_true",
+                   help="keep each sample's prompt in samples.jsonl (the other per-sample fields are always logged: resume, compare and report read them)")
+    p.add_argument("--apply_chat_template", "--apply-chat-template", action="store_true",
+                   help="accepted for lm-eval compatibility and recorded: ledgerlm tasks are chat conversations, hf/vllm always render them "
+                        "with the model's chat template")
+    p.add_argument("--limit", type=float, default=None, help="first N instances per task (a value below 1: that fraction)")
+    p.add_argument("--seed", type=int, default=0, help="one seed for generation, bootstrap resampling and instance sampling (default 0)")
+    p.add_argument("--gen_kwargs", "--gen-kwargs", default="", metavar="K=V,...",
+                   help="generation over the task's defaults: max_gen_toks=,temperature=,top_p=,until=A|B,do_sample=false")
+    p.add_argument("--bootstrap_iters", "--bootstrap-iters", type=int, default=None, help="bootstrap resamples for CIs (default 10000)")
+    p.add_argument("--no_cache", "--no-cache", action="store_true", help="do not read or write OUTPUT_PATH/cache.jsonl")
+    p.add_argument("--no_resume", "--no-resume", action="store_true", help="redo every instance even if samples.jsonl of the same run holds it")
+    p.add_argument("--max_failed_fraction", "--max-failed-fraction", type=float, default=MAX_FAILED_FRACTION, metavar="F",
+                   help=f"exit 3 when more than F of a task's samples got no answer from the backend (default {MAX_FAILED_FRACTION}); "
+                        "any failure marks results.json partial")
+    p.add_argument("--no_progress", "--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def run_config(args: argparse.Namespace):
+    """RunConfig from parsed lm-eval-style arguments."""
+    from ledgerlm.evaluate import stats
+    from ledgerlm.evaluate.harness.args import parse_kv
+    from ledgerlm.evaluate.harness.runner import RunConfig
+
+    limit = args.limit
+    if limit is not None and limit >= 1:
+        limit = int(limit)
+    return RunConfig(model=args.model, model_args=parse_kv(args.model_args, "--model_args"), tasks=_task_list(args.tasks),
+                     output_path=args.output_path, data=args.data, task_args=parse_kv(args.task_args, "--task_args"),
+                     batch_size=args.batch_size, limit=limit, seed=args.seed, gen_kwargs=parse_kv(args.gen_kwargs, "--gen_kwargs"),
+                     log_samples=args.log_samples, apply_chat_template=True, use_cache=not args.no_cache, resume=not args.no_resume,
+                     bootstrap_iters=args.bootstrap_iters or stats.N_BOOT, max_failed_fraction=args.max_failed_fraction,
+                     progress=not args.no_progress)
+
+
+def _task_list(text: str) -> list[str]:
+    tasks = [t.strip() for t in text.split(",") if t.strip()]
+    if not tasks:
+        raise InputError("no tasks given", field="--tasks")
+    return tasks
+
+
+def eval_main(argv: list[str]) -> int:
+    if _wants_task_list(argv):
+        pre = argparse.ArgumentParser(prog="ledgerlm eval", add_help=False)
+        pre.add_argument("--benchmark", choices=sorted(BENCHMARKS))
+        pre.add_argument("--json", action="store_true")
+        known, _ = pre.parse_known_args(argv)
+        return print_tasks(known.benchmark, known.json)
+    if _has(argv, "--benchmark"):
+        return _legacy_eval(argv)
+    from ledgerlm.evaluate.harness.runner import evaluate
+
+    _, code = evaluate(run_config(eval_parser().parse_args(argv)))
+    return code
+
+
+# ---- the pre-harness form: --benchmark NAME ... --out RUN ---------------------------------------------------
+
+def _has(argv: list[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in argv)
+
+
+def _legacy_eval(argv: list[str]) -> int:
+    name, module = _benchmark_module(argv, "ledgerlm eval")
+    if name != "finindices":  # not yet ported onto the harness: the benchmark's own loop
+        return _main(argv, "ledgerlm eval", "add_eval_args", "run_eval")
+    parser = argparse.ArgumentParser(prog="ledgerlm eval --benchmark finindices",
+                                     description="pre-harness flags, run by the harness runner; prefer `ledgerlm eval --model ... --tasks ...`")
+    parser.add_argument("--benchmark", choices=sorted(BENCHMARKS), required=True)
+    module.add_eval_args(parser)
+    parser.add_argument("--max-failed-fraction", type=float, default=MAX_FAILED_FRACTION, metavar="F",
+                        help=f"exit non-zero (3) when more than F of the samples got no answer from the backend "
+                             f"(transport errors; default {MAX_FAILED_FRACTION}); any failure marks results.json partial")
+    args = parser.parse_args(argv)
+    from ledgerlm.evaluate.harness.runner import evaluate
+
+    _, code = evaluate(legacy_finindices_config(args))
+    return code
+
+
+LEGACY_BACKEND_FLAGS = ("base_url", "api_key_env", "concurrency", "max_retries", "timeout", "peft", "device", "dtype", "batch_size",
+                        "tensor_parallel_size", "trust_remote_code")
+
+
+def legacy_finindices_config(args: argparse.Namespace):
+    """The RunConfig of `ledgerlm eval --benchmark finindices ...` (flags of another backend are dropped, as before)."""
+    from ledgerlm.evaluate.harness.args import backend_options
+    from ledgerlm.evaluate.harness.runner import RunConfig
+
+    allowed = backend_options(args.model.partition(":")[0])
+    model_args = {k: getattr(args, k) for k in LEGACY_BACKEND_FLAGS
+                  if getattr(args, k) is not None and (allowed is None or k in allowed)}
+    task_args = {"split": args.split, "hint": args.hint_mode, "field_map": args.field_map,
+                 "lenient_precision": args.lenient_precision or None}
+    gen = {"max_tokens": args.max_tokens, "temperature": args.temperature, "top_p": args.top_p}
+    return RunConfig(model=args.model, model_args=model_args, tasks=[args.task], output_path=args.out, data=args.data,
+                     task_args={k: v for k, v in task_args.items() if v is not None}, limit=args.limit,
+                     seed=args.seed if args.seed is not None else 0, gen_kwargs={k: v for k, v in gen.items() if v is not None},
+                     log_samples=True, use_cache=not args.no_cache, bootstrap_iters=args.n_boot,
+                     max_failed_fraction=args.max_failed_fraction, progress=False)
+
+
 def _general_help(prog: str) -> str:
     lines = [f"usage: {prog} --benchmark {{{','.join(sorted(BENCHMARKS))}}} [options]",
              "", "benchmarks:"]
     lines += [f"  {name:<11} {ABOUT[name]}" for name in BENCHMARKS]
     lines += ["", f"`{prog} --benchmark NAME --help` shows that benchmark's options."]
-    if prog.endswith("eval"):
-        lines += ["`ledgerlm eval --tasks list [--benchmark NAME] [--json]` lists the tasks."]
     return "\n".join(lines)
 
 
@@ -69,16 +206,10 @@ def _benchmark_module(argv: list[str], prog: str):
 
 
 def _main(argv: list[str], prog: str, add: str, run: str) -> int:
-    has_benchmark = any(a == "--benchmark" or a.startswith("--benchmark=") for a in argv)
+    has_benchmark = _has(argv, "--benchmark")
     if not has_benchmark and any(a in ("-h", "--help") for a in argv):
         print(_general_help(prog))
         return 0
-    if prog.endswith("eval") and _wants_task_list(argv):
-        pre = argparse.ArgumentParser(prog=prog, add_help=False)
-        pre.add_argument("--benchmark", choices=sorted(BENCHMARKS))
-        pre.add_argument("--json", action="store_true")
-        known, _ = pre.parse_known_args(argv)
-        return print_tasks(known.benchmark, known.json)
     if not has_benchmark:
         argparse.ArgumentParser(prog=prog).error(f"--benchmark is required ({', '.join(sorted(BENCHMARKS))}); "
                                                  f"see `{prog} --help`")
@@ -97,56 +228,8 @@ def _main(argv: list[str], prog: str, add: str, run: str) -> int:
     return code
 
 
-MAX_FAILED_FRACTION = 0.5  # of samples; a dead --base-url fails every one
-BACKEND_FAILED = 3  # exit status of a run whose backend failed
-
-
-def transport_error(row: dict) -> str | None:
-    """The backend/transport error of one samples.jsonl row, whichever benchmark wrote it."""
-    for key in ("backend_error", "transport_error"):
-        if row.get(key):
-            return str(row[key])
-    for value in row.values():  # EPSBench records: the conversation's error text ("backend error: ...")
-        for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and text.startswith("backend error:"):
-                return text.removeprefix("backend error:").strip()
-    return None
-
-
-def check_backend_failures(out: Path, max_fraction: float) -> int:
-    """Mark results.json partial when samples got no answer; BACKEND_FAILED when more than `max_fraction` did."""
-    import sys
-
-    samples, results_path = out / "samples.jsonl", out / "results.json"
-    if not samples.is_file() or not results_path.is_file():
-        return 0
-    with open(samples, encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
-    errors = [e for e in map(transport_error, rows) if e]
-    if not errors:
-        return 0
-    results = json.loads(results_path.read_text(encoding="utf-8"))
-    results["partial"] = True
-    results["backend_failures"] = {"failed": len(errors), "n": len(rows), "first_error": errors[0][:500],
-                                   "max_failed_fraction": max_fraction}
-    from ledgerlm.evaluate.runfiles import atomic_write_text
-
-    atomic_write_text(results_path, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
-    what = f"{len(errors)} of {len(rows)} samples got no answer from {results.get('model', 'the backend')}"
-    if len(errors) > max_fraction * len(rows):
-        print(f"ledgerlm eval: error: {what} (more than {max_fraction:.0%}); first transport error: {errors[0][:300]}; "
-              f"results.json marked partial", file=sys.stderr)
-        return BACKEND_FAILED
-    print(f"ledgerlm eval: warning: {what}; results.json marked partial", file=sys.stderr)
-    return 0
-
-
 def _wants_task_list(argv: list[str]) -> bool:
     return any(a == "--tasks=list" or (a == "--tasks" and argv[i + 1:i + 2] == ["list"]) for i, a in enumerate(argv))
-
-
-def eval_main(argv: list[str]) -> int:
-    return _main(argv, "ledgerlm eval", "add_eval_args", "run_eval")
 
 
 def score_main(argv: list[str]) -> int:

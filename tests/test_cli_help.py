@@ -24,8 +24,8 @@ def test_help_exits_0_with_examples_using_documented_flags(call, capsys):
     assert f"ledgerlm {' '.join(call)}" in examples
     for sub in cli.SUBCOMMANDS.get(call[0], ()) if len(call) == 1 else ():
         assert f"ledgerlm {call[0]} {sub} --help" in out
-    documented = set(re.findall(r"--[a-z][a-z0-9-]*", out.split("\nexamples:\n", 1)[0]))
-    for flag in set(re.findall(r"(?<=\s)--[a-z][a-z0-9-]*", examples)):
+    documented = set(re.findall(r"--[a-z][a-z0-9_-]*", out.split("\nexamples:\n", 1)[0]))
+    for flag in set(re.findall(r"(?<=\s)--[a-z][a-z0-9_-]*", examples)):
         if call[0] in ("eval", "score") and flag != "--tasks" or call == [call[0]] and call[0] in cli.SUBCOMMANDS:
             continue  # benchmark options appear under `--benchmark NAME --help`, subcommands' under their own help
         assert flag in documented, f"example flag {flag} of `ledgerlm {' '.join(call)}` is not in its --help"
@@ -36,16 +36,23 @@ def test_help_exits_0_with_examples_using_documented_flags(call, capsys):
 def test_benchmark_help_documents_every_flag_its_examples_use(command, bench, capsys):
     assert cli.main([command, "--benchmark", bench, "--help"]) == 0
     out = capsys.readouterr().out
-    documented = set(re.findall(r"--[a-z][a-z0-9-]*", out.split("\nexamples:\n", 1)[0]))
+    documented = set(re.findall(r"--[a-z][a-z0-9_-]*", out.split("\nexamples:\n", 1)[0]))
     for line in cli.EXAMPLES[command]:
         if f"--benchmark {bench}" in line:
-            flags = set(re.findall(r"(?<=\s)--[a-z][a-z0-9-]*", line.split("#")[0]))
+            flags = set(re.findall(r"(?<=\s)--[a-z][a-z0-9_-]*", line.split("#")[0]))
             assert flags <= documented, (line, flags - documented)
 
 
-def test_eval_without_benchmark_names_the_benchmarks(capsys):
+def test_eval_without_tasks_names_the_missing_lm_eval_flags(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["eval", "--model", "oracle"])
+    assert done.value.code == 2
+    assert "the following arguments are required: --tasks, --output_path" in capsys.readouterr().err
+
+
+def test_score_without_benchmark_names_the_benchmarks(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["score", "--predictions", "x.jsonl"])
     assert done.value.code == 2
     assert "--benchmark is required (epsbench, finindices, macrolens)" in capsys.readouterr().err
 

@@ -53,7 +53,7 @@ def test_every_ledgerlm_flag_in_the_readme_exists(section, capsys):
             argv = shlex.split(line)[1:]
             help_argv = argv[:1] + (["--benchmark", argv[argv.index("--benchmark") + 1]] if "--benchmark" in argv else [])
             assert cli.main([*help_argv, "--help"]) == 0
-            documented = set(re.findall(r"--[a-z][a-z0-9-]*", capsys.readouterr().out))
+            documented = set(re.findall(r"--[a-z][a-z0-9_-]*", capsys.readouterr().out))
             used = {a.split("=")[0] for a in argv if a.startswith("--")}
             assert used <= documented, f"{line}: {sorted(used - documented)} not in `ledgerlm {' '.join(help_argv)} --help`"
 

@@ -45,6 +45,7 @@ class FinIndices(Benchmark):
         if hint is not None and hint not in HINT_MODES:
             raise InputError(f"hint={hint!r}: one of {', '.join(HINT_MODES)}", field="--task_args")
         self.spec = load_task(task)
+        self.task = self.spec.task  # a YAML path given as the task: its name
         self.version = self.spec.version
         self.hint_mode = hint
         self.split = task_args.get("split") or self.spec.split

@@ -96,3 +96,11 @@ def model_spec(model: str, model_args: dict[str, Any], batch_size: int | None = 
     if bad:
         raise InputError(f"--model {name} does not take {bad} (it takes: {', '.join(row.options) or 'no options'})", field="--model_args")
     return (f"{name}:{target}" if target else name), options
+
+
+def backend_options(kind: str) -> tuple[str, ...] | None:
+    """The option names backend `kind` takes (the inference layer's BACKENDS table); None for a spec of no backend."""
+    from ledgerlm.inference import backends
+
+    row = getattr(backends, "BACKENDS", {}).get(kind)
+    return None if row is None else tuple(row.options)

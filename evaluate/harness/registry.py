@@ -9,6 +9,7 @@ run time, e.g. from a test or a plugin). A benchmark may answer to several task 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Union
 
 from ledgerlm.errors import InputError
@@ -46,9 +47,14 @@ def all_tasks() -> dict[str, str]:
 
 
 def resolve_task(task: str) -> tuple[str, type[Benchmark]]:
-    """(benchmark name, class) for a `--tasks` entry: a benchmark name or one of its task names."""
+    """(benchmark name, class) for a `--tasks` entry: a benchmark name, one of its task names, or a task YAML path."""
     if task in REGISTRY:
         return task, get_benchmark(task)
+    if Path(task).suffix in (".yaml", ".yml") and Path(task).is_file():  # a task YAML outside evaluate/tasks/
+        from ledgerlm.evaluate.tasks import load_task
+
+        owner = load_task(task).benchmark
+        return owner, get_benchmark(owner)
     owner = all_tasks().get(task)
     if owner is None:
         raise InputError(f"unknown task {task!r}; `ledgerlm eval --tasks list` lists them", field="--tasks")

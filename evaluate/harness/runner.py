@@ -13,6 +13,7 @@ rule (samples with no answer mark results.json partial; more than `max_failed_fr
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ class RunConfig:
     data: str | None = None
     task_args: dict[str, Any] = field(default_factory=dict)
     batch_size: int | None = None
-    limit: int | None = None
+    limit: int | float | None = None
     seed: int = 0
     gen_kwargs: dict[str, Any] = field(default_factory=dict)
     log_samples: bool = True
@@ -90,8 +91,8 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
             if "model" not in shared:
                 shared["model"] = _make_sampler(spec, options)
             sampler = shared["model"]
-        folder = out if len(benchmarks) == 1 else out / task
-        runs.append(run_task(task, bench, sampler, spec, options, folder, config, cache_path=out / CACHE))
+        folder = out if len(benchmarks) == 1 else out / bench.task
+        runs.append(run_task(bench.task, bench, sampler, spec, options, folder, config, cache_path=out / CACHE))
     aggregate = _aggregate(runs, config, spec, options)
     if len(runs) > 1:
         atomic_write_text(out / RESULTS, json.dumps(aggregate, ensure_ascii=False, indent=2) + "\n")
@@ -153,8 +154,9 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     began = time.perf_counter()
     instances = bench.load()
     n_original = len(instances)
-    if config.limit is not None:
-        instances = instances[: config.limit]
+    if config.limit is not None:  # lm-eval: a value below 1 is a fraction of the instances
+        keep = math.ceil(len(instances) * config.limit) if config.limit < 1 else int(config.limit)
+        instances = instances[:keep]
     if not instances:
         raise InputError(f"task {task!r}: no instances to evaluate", path=str(bench.data) if bench.data else None)
     ids = [str(i["id"]) for i in instances]
@@ -211,10 +213,14 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     samples = [scored[i] for i in ids]
     summary = bench.summarize(samples, ctx)
     timing = {"wall_s": round(time.perf_counter() - began, 3), **counts}
-    results = _task_results(task, bench, summary, samples, n_original, config, spec, options, params, timing)
+    results = _task_results(bench.task, bench, summary, samples, n_original, config, spec, options, params, timing)
     write_run(folder, results, samples)
     if summary.text:
         print(summary.text)
+    failed = [e for e in map(transport_error, samples) if e]
+    if failed:
+        print(f"warning: {len(failed)} of {len(samples)} items got no answer from {ctx.model_id} (scored 0, not cached); "
+              f"first error: {failed[0][:200]}", file=sys.stderr)
     code = check_backend_failures(folder, config.max_failed_fraction)
     return TaskRun(task, bench, folder, _load_json(folder / RESULTS) or results, code)
 
