@@ -49,8 +49,9 @@ EXAMPLES = {
     "distill": ["ledgerlm distill --data runs/finindices --teacher openai:gpt-4o-mini --base-url http://127.0.0.1:8000/v1 --out runs/distill",
                 "ledgerlm distill --data runs/finindices --teacher oracle --out runs/distill-oracle --limit 20"],
     "eval": ["ledgerlm eval --tasks list",
-             "ledgerlm eval --benchmark finindices --model oracle --data runs/finindices --out runs/eval-oracle",
-             "ledgerlm eval --benchmark finindices --model hf:runs/tiny-model --data runs/data --split test --limit 8 --out runs/eval-tiny",
+             "ledgerlm eval --model oracle --tasks finindices --data runs/finindices --output_path runs/eval-oracle",
+             "ledgerlm eval --model hf --model_args pretrained=runs/tiny-model,dtype=float32 --tasks finindices --data runs/data "
+             "--limit 8 --gen_kwargs max_gen_toks=256 --output_path runs/eval-tiny",
              "ledgerlm eval --benchmark macrolens --model baseline:naive --data fixture --budget all=20 --out runs/ml-naive  # offline",
              "ledgerlm eval --benchmark epsbench --model hf:runs/tiny-model --limit 2 --max-turns 2 --out runs/eps-tiny  # offline"],
     "score": ["ledgerlm score --benchmark finindices --predictions runs/eval-oracle/samples.jsonl --out runs/rescored"],
