@@ -8,9 +8,9 @@ FinIndices) or `"loss"` (EPSBench PDE, MacroLens primary losses; `"score_name"` 
 `"group_by"` lists the sample fields to group by, `"score_aggregate"` folds repeated ids, e.g.
 EPSBench's runs s1..s3, into one score per instance: median, null counting as +inf).
 - binary: for the whole set, each paradigm × hint, and each paradigm × axis × hint: n, accuracy of
-  A and B, the delta with a paired bootstrap 95% CI (items resampled, pairs kept together) and
+  A and B (with right/n beside each), the delta with a paired bootstrap 95% CI (items resampled, pairs kept together) and
   McNemar's exact p-value (binomial test on the discordant pairs).
-- loss (lower is better): the mean and median of B − A with paired bootstrap 95% CIs and the
+- loss (lower is better): the mean and median of A, of B and of B − A (n beside each) with paired bootstrap 95% CIs and the
   Wilcoxon signed-rank p-value. Null scores (format failures) are counted per side; pairs where
   either side is null are left out of the statistics and listed.
 A markdown table goes to stdout and to `--out` (default: RUN_B/compare_vs_<name of A>.md);
@@ -160,7 +160,8 @@ def _row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, 
     delta = stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed)
     p_value, b01, b10 = stats.mcnemar_exact(xa, xb)
     n = len(ids)
-    return {"group": group, "n": n, "acc_a": sum(xa) / n if n else float("nan"), "acc_b": sum(xb) / n if n else float("nan"),
+    return {"group": group, "n": n, "k_a": sum(xa), "k_b": sum(xb),
+            "acc_a": sum(xa) / n if n else float("nan"), "acc_b": sum(xb) / n if n else float("nan"),
             "delta": delta.value, "ci_low": delta.ci_low, "ci_high": delta.ci_high, "p_value": p_value, "b01": b01, "b10": b10}
 
 
@@ -169,12 +170,12 @@ def to_markdown(result: dict[str, Any]) -> str:
         return _loss_markdown(result)
     lines = [f"# {result['metric']}: {result['run_b']} vs {result['run_a']}", "",
              f"{result['n_paired']} paired samples (only in A: {result['only_a']}, only in B: {result['only_b']}). "
-             "Δ = B − A; 95% CI by paired bootstrap; p by McNemar's exact test. "
+             "A and B: accuracy (right / n). Δ = B − A; 95% CI by paired bootstrap; p by McNemar's exact test. "
              "b01 = right only in B, b10 = right only in A.", "",
              "| group | n | A | B | Δ (pts) | 95% CI | p | b01 | b10 |", "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
     for r in result["rows"]:
         name = " · ".join(f"{k}={v}" for k, v in r["group"].items()) or "**all**"
-        lines.append(f"| {name} | {r['n']} | {r['acc_a']:.1%} | {r['acc_b']:.1%} | {100 * r['delta']:+.1f} | "
+        lines.append(f"| {name} | {r['n']} | {r['acc_a']:.1%} ({r['k_a']}/{r['n']}) | {r['acc_b']:.1%} ({r['k_b']}/{r['n']}) | {100 * r['delta']:+.1f} | "
                      f"[{100 * r['ci_low']:+.1f}, {100 * r['ci_high']:+.1f}] | {r['p_value']:.3g} | {r['b01']} | {r['b10']} |")
     return "\n".join(lines) + "\n"
 
@@ -189,14 +190,16 @@ def _loss_markdown(result: dict[str, Any]) -> str:
              "95% CIs by paired bootstrap over instances; p by the Wilcoxon signed-rank test. "
              f"Format failures (null score): A {fa['null_samples']} of {fa['samples']} samples ({fa['null_instances']} of {fa['instances']} instances), "
              f"B {fb['null_samples']} of {fb['samples']} samples ({fb['null_instances']} of {fb['instances']} instances); "
-             f"{len(result['excluded_pairs'])} pairs with a null side are left out of the statistics (`used` counts the rest).", "",
+             f"{len(result['excluded_pairs'])} pairs with a null side are left out of the statistics; every mean, median and Δ "
+             "is over the `used` pairs (n=… beside each).", "",
              "| group | n | used | null A | null B | A mean | B mean | Δ mean | 95% CI | A median | B median | Δ median | 95% CI | p | B lower | B higher |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|"]
     for r in result["rows"]:
         name = " · ".join(f"{k}={v}" for k, v in r["group"].items()) or "**all**"
-        lines.append(f"| {name} | {r['n']} | {r['n_used']} | {r['null_a']} | {r['null_b']} | {g(r['mean_a'])} | {g(r['mean_b'])} | "
-                     f"{r['delta']:+.4g} | {ci(r['ci_low'], r['ci_high'])} | {g(r['median_a'])} | {g(r['median_b'])} | "
-                     f"{r['median_delta']:+.4g} | {ci(r['median_ci_low'], r['median_ci_high'])} | {r['p_value']:.3g} | {r['b_lower']} | {r['b_higher']} |")
+        u = f" (n={r['n_used']})"
+        lines.append(f"| {name} | {r['n']} | {r['n_used']} | {r['null_a']} | {r['null_b']} | {g(r['mean_a'])}{u} | {g(r['mean_b'])}{u} | "
+                     f"{r['delta']:+.4g}{u} | {ci(r['ci_low'], r['ci_high'])} | {g(r['median_a'])}{u} | {g(r['median_b'])}{u} | "
+                     f"{r['median_delta']:+.4g}{u} | {ci(r['median_ci_low'], r['median_ci_high'])} | {r['p_value']:.3g} | {r['b_lower']} | {r['b_higher']} |")
     if result["excluded_pairs"]:
         shown = result["excluded_pairs"][:LISTED_EXCLUSIONS]
         lines += ["", "Excluded pairs (null score = format failure): " + ", ".join(

@@ -4,10 +4,12 @@
 
 Plots (matplotlib, Agg backend, one PNG each):
 - `hint_vs_nohint.png`: accuracy with and without the formula hint per capability axis, one panel
-  per paradigm, one bar pair per run (95% bootstrap CIs as error bars) — the paper's Tables 11/12.
+  per paradigm, one bar pair per run — the paper's Tables 11/12.
 - `single_vs_table.png`: accuracy per paradigm × hint for each run — the paper's Table 3.
 - `deltas.png` (two or more runs): each later run minus the first, per paradigm × hint, with
-  paired bootstrap CIs (McNemar p in the markdown).
+  paired bootstrap CIs (McNemar p in the markdown), n and p in each label.
+Every bar carries its 95% CI as an error bar and its n above it (`stats.score_ci`: Wilson score
+intervals for accuracies, so a 32/32 group is [89.3%, 100%], not a zero-width [100%, 100%]).
 Runs whose results.json declare `"score_kind": "loss"` (EPSBench, MacroLens; lower is better) get
 instead a summary of the loss (mean with 95% bootstrap CI, median, format failures), `losses.png`
 (mean loss per group of the runs' `group_by` fields, one panel per value of the first) and
@@ -111,12 +113,13 @@ def finindices_paper_tables(runs: list[list[dict]], ddof: int = 0) -> str:
 
 
 def _acc(samples: list[dict], n_boot: int, **where: Any) -> stats.Estimate:
-    scores = [s["score"] for s in samples if all(s.get(k) == v for k, v in where.items())]
-    return stats.bootstrap_ci(scores, n_boot=n_boot)
+    """Accuracy of the matching samples with its 95% CI (Wilson for 0/1 scores; `n_boot` only for other scores)."""
+    scores = [s["score"] or 0 for s in samples if all(s.get(k) == v for k, v in where.items())]
+    return stats.score_ci(scores, n_boot=n_boot)
 
 
 def _summary_table(runs: list, n_boot: int) -> list[str]:
-    lines = ["| run | model | n | accuracy [95% CI] | positional | parse fail | format fail | completion tokens | time (s) |",
+    lines = ["| run | model | n | accuracy [95% Wilson CI] | positional | parse fail | format fail | completion tokens | time (s) |",
              "|---|---|---:|---|---:|---:|---:|---:|---:|"]
     for name, results, samples in runs:
         m = results.get("metrics", {})
@@ -135,17 +138,17 @@ def _losses(samples: list[dict], **where: Any) -> list[float]:
 def _loss_summary_table(runs: list, n_boot: int) -> list[str]:
     name = runs[0][1].get("score_name") or "score"
     lines = [f"Score: {name}, **lower is better**; format failures are samples with a null score (left out of the mean).", "",
-             f"| run | model | n | format failures | mean {name} [95% CI] | median | time (s) |", "|---|---|---:|---:|---|---:|---:|"]
+             f"| run | model | n | format failures | mean {name} [95% bootstrap CI] (n) | median | time (s) |", "|---|---|---:|---:|---|---:|---:|"]
     for run, results, samples in runs:
         values = _losses(samples)
         est = stats.bootstrap_ci(values, n_boot=n_boot)
         median = float(np.median(values)) if values else float("nan")
         lines.append(f"| {run} | {results.get('model')} | {len(samples)} | {len(samples) - len(values)} | "
-                     f"{est.value:.4g} [{est.ci_low:.4g}, {est.ci_high:.4g}] | {median:.4g} | {results.get('time', {}).get('wall_s', 0):.1f} |")
+                     f"{est.value:.4g} [{est.ci_low:.4g}, {est.ci_high:.4g}] (n={est.n}) | {median:.4g} | {results.get('time', {}).get('wall_s', 0):.1f} |")
     return lines
 
 
-def plot_losses(runs: list, path: Path, n_boot: int) -> None:
+def plot_losses(runs: list, path: Path, n_boot: int):
     """Mean loss with 95% bootstrap CIs per group; one panel per value of the first group_by field (scales differ by task)."""
     by = list(runs[-1][1].get("group_by") or [])
     by = [k for k in by if any(k in s for _, _, ss in runs for s in ss)]
@@ -165,19 +168,31 @@ def plot_losses(runs: list, path: Path, n_boot: int) -> None:
         ax.set_ylabel(f"mean {runs[0][1].get('score_name') or 'score'} (lower is better)")
         ax.grid(axis="y", alpha=0.3)
     panels[0][0].legend(fontsize=8)
-    fig.suptitle("Mean loss per group (95% bootstrap CI; lower is better)")
+    fig.suptitle("Mean loss per group (95% bootstrap CI, n above each bar; lower is better)")
+    return _save(fig, path)
+
+
+def _save(fig, path: Path):
+    """Write the PNG and release pyplot's handle; the Figure (its bars, error bars, n labels) is returned for tests."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return fig
 
 
 def _bars(ax, centers, estimates, width, label, color):
-    values = [e.value for e in estimates]
-    errors = [[max(0.0, e.value - e.ci_low) for e in estimates], [max(0.0, e.ci_high - e.value) for e in estimates]]
+    """Bars with 95% CI error bars and `n=` above each (an empty group: no bar, `n=0`)."""
+    values = [e.value if e.n else 0.0 for e in estimates]
+    errors = [[max(0.0, e.value - e.ci_low) if e.n else 0.0 for e in estimates],
+              [max(0.0, e.ci_high - e.value) if e.n else 0.0 for e in estimates]]
     ax.bar(centers, values, width, yerr=errors, capsize=3, label=label, color=color, edgecolor="black", linewidth=0.5)
+    for x, e, top in zip(centers, estimates, errors[1]):
+        y = (e.value + top) if e.n else 0.0
+        ax.annotate(f"n={e.n}", (x, y), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                    fontsize=6, rotation=90 if width < 0.25 else 0)
 
 
-def plot_hint_vs_nohint(runs: list, path: Path, n_boot: int) -> None:
+def plot_hint_vs_nohint(runs: list, path: Path, n_boot: int):
     paradigms = sorted({s.get("paradigm") for _, _, ss in runs for s in ss}, key=str)
     axes_names = sorted({s.get("axis") for _, _, ss in runs for s in ss}, key=str)
     fig, panels = plt.subplots(1, len(paradigms), figsize=(6 * len(paradigms), 4.5), squeeze=False, sharey=True)
@@ -192,18 +207,19 @@ def plot_hint_vs_nohint(runs: list, path: Path, n_boot: int) -> None:
             _bars(ax, centers, estimates, width, f"{name}: {HINT_LABEL[hint]}", colors[(2 * r + (0 if hint else 1)) % 20])
         ax.set_title(f"{paradigm} items")
         ax.set_xticks(range(len(axes_names)), [str(a) for a in axes_names], rotation=15)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.15)  # room for the n labels
         ax.set_ylabel("accuracy")
         ax.grid(axis="y", alpha=0.3)
     handles, labels = panels[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8, frameon=False)
-    fig.suptitle("Accuracy with vs without formula hint, per capability axis (95% bootstrap CI)")
+    fig.suptitle("Accuracy with vs without formula hint, per capability axis (95% Wilson CI, n above each bar)")
     fig.tight_layout(rect=(0, 0.06 + 0.04 * ((len(labels) - 1) // 4), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return fig
 
 
-def plot_single_vs_table(runs: list, path: Path, n_boot: int) -> None:
+def plot_single_vs_table(runs: list, path: Path, n_boot: int):
     groups = [(p, h) for p in ("single", "table") for h in (True, False)]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     width = 0.8 / len(runs)
@@ -212,17 +228,15 @@ def plot_single_vs_table(runs: list, path: Path, n_boot: int) -> None:
         estimates = [_acc(samples, n_boot, paradigm=p, hint=h) for p, h in groups]
         _bars(ax, [x - 0.4 + width * (r + 0.5) for x in range(len(groups))], estimates, width, name, colors[r % 10])
     ax.set_xticks(range(len(groups)), [f"{p}\n{HINT_LABEL[h]}" for p, h in groups])
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.15)  # room for the n labels
     ax.set_ylabel("accuracy")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("Single vs table items, with and without hint (95% bootstrap CI)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    ax.set_title("Single vs table items, with and without hint (95% Wilson CI, n above each bar)")
+    return _save(fig, path)
 
 
-def plot_deltas(comparisons: list[dict], names: list[str], path: Path) -> None:
+def plot_deltas(comparisons: list[dict], names: list[str], path: Path):
     loss = comparisons[0].get("score_kind") == "loss"
     scale = 1 if loss else 100  # losses in their own unit, accuracies in points
     shown = [[row for row in c["rows"] if len(row["group"]) <= (1 if loss else 2)] for c in comparisons]  # overall + first level
@@ -243,7 +257,5 @@ def plot_deltas(comparisons: list[dict], names: list[str], path: Path) -> None:
     ax.set_xlabel(f"mean {comparisons[0]['score_name']} delta (lower is better), paired bootstrap 95% CI" if loss
                   else "accuracy delta (points), paired bootstrap 95% CI")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title("Before/after deltas")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    ax.set_title("Before/after deltas (n = paired items in each label)")
+    return _save(fig, path)

@@ -65,7 +65,7 @@ def test_compare_cli_writes_markdown_and_json(tmp_path, capsys):
     assert compare_main([str(run_a), str(run_b), "--out", str(tmp_path / "cmp.md"), "--json", str(tmp_path / "cmp.json"), "--n-boot", "500"]) == 0
     printed = capsys.readouterr().out
     assert printed == (tmp_path / "cmp.md").read_text()
-    assert "| **all** | 60 | 50.0% | 63.3% | +13.3 |" in printed
+    assert "| **all** | 60 | 50.0% (30/60) | 63.3% (38/60) | +13.3 |" in printed  # n beside every accuracy
     assert json.loads((tmp_path / "cmp.json").read_text())["rows"][0]["b01"] == 13
 
 

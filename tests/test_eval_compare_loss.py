@@ -86,6 +86,8 @@ def test_epsbench_markdown_says_lower_is_better_and_lists_excluded_pairs(eps_run
     text = capsys.readouterr().out
     assert text == (tmp_path / "cmp.md").read_text()
     assert text.startswith("# PDE (lower is better)") and "| **all** | 8 | 6 | 1 | 1 | " in text
+    overall = next(line for line in text.splitlines() if line.startswith("| **all** |"))
+    assert overall.count("(n=6)") == 6  # A, B and Δ means and medians: n beside every score
     assert "A 2 of 10 samples (1 of 8 instances), B 1 of 8 samples (1 of 8 instances)" in text
     assert f"{IDS[5]} (B null)" in text and f"{IDS[7]} (A null)" in text
     assert json.loads((tmp_path / "cmp.json").read_text())["rows"][0]["b_lower"] == 4
