@@ -10,6 +10,9 @@ from __future__ import annotations
 import importlib
 import sys
 
+from ledgerlm import __version__
+from ledgerlm.errors import LedgerError
+
 COMMANDS = {
     # statement layer (synth/statements)
     "statements": ("ledgerlm.synth.statements.cli:statements_main", "show one canonical statement"),
@@ -17,7 +20,7 @@ COMMANDS = {
     "fetch": ("ledgerlm.synth.statements.fetch:main", "download SEC companyfacts (needs internet)"),
     # synthesis engine (synth/indices, synth/finindices, synth/distill)
     "compute": ("ledgerlm.synth.indices.cli:main", "one index value with its computation trace"),
-    "indices": ("ledgerlm.synth.indices.cli:indices_main", "list the index registry (filter by --family / --axis)"),
+    "indices": ("ledgerlm.synth.indices.listing:main", "list the index registry (filter by --family / --axis)"),
     "synth": ("ledgerlm.synth.finindices.cli:main", "build a dataset (default: embedded real SEC sample)"),
     "fidelity": ("ledgerlm.synth.finindices.fidelity:main", "recompute a dataset's answers from its prompt text alone"),
     "distill": ("ledgerlm.synth.distill.cli:main", "teacher trajectories verified by the scorer"),
@@ -94,8 +97,6 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     if argv[0] in ("-V", "--version"):
-        from ledgerlm import __version__
-
         print(__version__)
         return 0
     name, rest = argv[0], argv[1:]
@@ -104,8 +105,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module_name, func_name = COMMANDS[name][0].split(":")
     func = getattr(importlib.import_module(module_name), func_name)
-    from ledgerlm.errors import LedgerError
-
     if "-h" in rest or "--help" in rest:  # the command's own help, then its examples
         try:
             code = func(rest)

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import types
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict, TypeVar, Union
 
@@ -102,9 +102,9 @@ class Row:
         if unknown and not cls.OPEN:
             raise InputError(f"not a field of {cls.__name__} (contract fields: {', '.join(cls.field_names())})",
                              path=here, field=unknown[0])
-        for name in _required(cls):
-            if name not in data:
-                raise InputError(f"{cls.__name__} field missing", path=here, field=name)
+        missing = [name for name in _required(cls) if name not in data]
+        if missing:
+            raise InputError(f"{cls.__name__} field(s) missing: {', '.join(map(repr, missing))}", path=here, field=missing[0])
         values = {}
         for name, value in data.items():
             check = checkers.get(name)
@@ -240,8 +240,14 @@ class TrainingRow(Row):
     messages: list[Message]
     extra: dict[str, Any] = _extra()
 
+    ROLES: ClassVar[tuple[str, ...]] = ("system", "user", "assistant")
+
     def check(self, where: str | None) -> None:
         _check_roles(self.messages, where)
+        for i, message in enumerate(self.messages):
+            if message["role"] not in self.ROLES:
+                raise InputError(f"role {message['role']!r} is not one of {list(self.ROLES)}", path=where,
+                                 field=f"messages[{i}].role")
         if not self.messages or self.messages[-1].get("role") != "assistant":
             raise InputError("the last message must be the assistant's", path=where, field="messages")
 
@@ -273,7 +279,7 @@ def _check_roles(messages: list[Message], where: str | None) -> None:
 # ---------------------------------------------------------------- field checkers (built once per class)
 
 Problem = "tuple[str, str, Any]"  # (field path, message template with {v} for the value, the value): formatted only when raised
-Checker = typing.Callable[[Any, str], "Problem | None"]
+Checker = Callable[[Any, str], "Problem | None"]
 _CACHE: dict[type, dict[str, Checker]] = {}
 
 
@@ -415,8 +421,9 @@ def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool =
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
-def iter_jsonl(path: str | Path, row_type: type[R] | None = None) -> Iterator[Any]:
-    """Rows of a JSONL file, one per non-blank line: dicts, or `row_type` instances (validated).
+def iter_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None) -> Iterator[Any]:
+    """Rows of a JSONL file, one per non-blank line: dicts, `row_type` instances (a Row class: validated with
+    `from_dict`), or whatever a function `row_type(data, where)` returns (`where` = "FILE line N").
     A line that is not JSON, or not a valid row, raises InputError naming the file and line."""
     path = Path(path)
     if not path.is_file():
@@ -429,15 +436,15 @@ def iter_jsonl(path: str | Path, row_type: type[R] | None = None) -> Iterator[An
                 data = json.loads(line)
             except json.JSONDecodeError as err:
                 raise InputError(f"line {line_no} is not JSON ({err.msg})", path=str(path)) from None
-            if row_type is None:
-                if not isinstance(data, dict):
-                    raise InputError(f"line {line_no} is not a JSON object", path=str(path))
-                yield data
-            else:
+            if isinstance(row_type, type) and issubclass(row_type, Row):
                 yield row_type.from_dict(data, f"{path} line {line_no}")
+                continue
+            if not isinstance(data, dict):
+                raise InputError(f"line {line_no} is not a JSON object", path=str(path))
+            yield data if row_type is None else row_type(data, f"{path} line {line_no}")
 
 
-def read_jsonl(path: str | Path, row_type: type[R] | None = None) -> list[Any]:
+def read_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None) -> list[Any]:
     """All rows of a JSONL file (see `iter_jsonl`)."""
     return list(iter_jsonl(path, row_type))
 

@@ -125,7 +125,7 @@ def test_bad_sample_fields_name_file_line_and_field(tmp_path, change, field, say
 def test_missing_required_field_and_broken_lines(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({k: v for k, v in SAMPLE.items() if k != "answer"}) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"line 1; field 'answer': Sample field missing"):
+    with pytest.raises(InputError, match=r"line 1; field 'answer': Sample field\(s\) missing: 'answer'"):
         read_jsonl(path, Sample)
     path.write_text('{"id": 1\n', encoding="utf-8")
     with pytest.raises(InputError, match="line 1 is not JSON"):
@@ -160,3 +160,12 @@ def test_lone_surrogates_become_replacement_characters(tmp_path):
     path = write_jsonl(tmp_path / "t.jsonl", [TrainingRow.from_dict(row)])
     assert next(iter_jsonl(path, TrainingRow)).messages[1]["content"] == "bad \ufffd text"
     assert dumps({"a": "é"}) == '{"a": "é"}'
+
+
+def test_train_reads_a_synth_dataset_through_the_contracts(dataset):
+    from ledgerlm.train.data import read_rows, read_samples
+
+    rows = read_rows(dataset, "train")
+    samples = read_samples(dataset, "train")
+    assert len(rows) == len(samples) == len(_lines(dataset / "train.jsonl"))
+    assert all(r["messages"][-1]["content"] == s["solution"] for r, s in zip(rows, samples))

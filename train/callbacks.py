@@ -19,11 +19,11 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from ledgerlm.evaluate.finindices.scoring import score_response
+
 
 def finindices_exact_match(sample: dict[str, Any], response_text: str) -> int:
     """1 iff the shared FinIndices scorer (the paper's set rule) accepts the response."""
-    from ledgerlm.evaluate.finindices.scoring import score_response
-
     return score_response(sample, response_text).score
 
 

@@ -11,13 +11,12 @@ line and field.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from ledgerlm.contracts import Sample, TrainingRow, iter_jsonl
 from ledgerlm.errors import InputError
 
-ROLES = {"system", "user", "assistant"}
 SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 
 
@@ -37,23 +36,17 @@ def _clean_message(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_row(row: dict[str, Any], where: str) -> dict[str, Any]:
-    """Return the row as contract 5 (messages only) or raise InputError naming `where` and the field."""
-    messages = row.get("messages")
+    """The row as contract 5 (messages only), or InputError naming `where` and the field: a row with an
+    assistant turn is a `TrainingRow` (provenance keys allowed), one without is a contract-4 `Sample`
+    whose worked `solution` becomes the assistant turn."""
+    messages = row.get("messages") if isinstance(row, dict) else None
     if not isinstance(messages, list) or not messages:
         raise InputError("row has no 'messages' list", path=where, field="messages")
-    if not any(m.get("role") == "assistant" for m in messages) and not row.get("solution"):
+    if any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages):
+        return sample_to_training_row(TrainingRow.from_dict(row, where).to_dict())
+    if not row.get("solution"):
         raise InputError("no assistant turn and no 'solution' to train on", path=where, field="messages")
-    for i, message in enumerate(messages):
-        if message.get("role") not in ROLES:
-            raise InputError(f"role {message.get('role')!r} is not one of {sorted(ROLES)}", path=where, field=f"messages[{i}].role")
-        if not isinstance(message.get("content"), str):
-            raise InputError("content must be a string", path=where, field=f"messages[{i}].content")
-        reasoning = message.get("reasoning_content")
-        if reasoning is not None and not isinstance(reasoning, str):
-            raise InputError("reasoning_content must be a string", path=where, field=f"messages[{i}].reasoning_content")
-    if messages[-1]["role"] != "assistant" and any(m["role"] == "assistant" for m in messages):
-        raise InputError("the last message must be the assistant's", path=where, field="messages")
-    return sample_to_training_row(row)
+    return sample_to_training_row(Sample.from_dict(row, where).to_dict())
 
 
 def _files_for(source: Path, split: str) -> list[Path]:
@@ -65,6 +58,17 @@ def _files_for(source: Path, split: str) -> list[Path]:
     return found
 
 
+def _plain(value: Any) -> Any:
+    """A Parquet cell as plain JSON values (numpy arrays and structs -> lists and dicts)."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def read_rows(source: str | Path, split: str = "train") -> list[dict[str, Any]]:
     """Validated contract-5 rows from a .jsonl/.parquet file or a dataset folder (`{split}.jsonl`)."""
     import pandas as pd
@@ -73,34 +77,21 @@ def read_rows(source: str | Path, split: str = "train") -> list[dict[str, Any]]:
     for path in _files_for(Path(source), split):
         if path.suffix == ".parquet":
             raw = pd.read_parquet(path).to_dict(orient="records")
-            raw = [{**r, "messages": [dict(m) for m in r["messages"]]} for r in raw]
-            rows += [validate_row(r, f"{path} row {i}") for i, r in enumerate(raw)]
+            rows += [validate_row(_plain(r), f"{path} row {i}") for i, r in enumerate(raw)]
             continue
-        with open(path, encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as err:
-                        raise InputError(f"line {line_no} is not JSON ({err.msg})", path=str(path)) from None
-                    rows.append(validate_row(row, f"{path} line {line_no}"))
+        rows += iter_jsonl(path, validate_row)
     if not rows:
         raise InputError("no training rows", path=str(source))
     return rows
 
 
 def read_samples(source: str | Path, split: str = "dev") -> list[dict[str, Any]]:
-    """Synthesized FinIndices samples (contract 4) as dicts, for eval during training."""
+    """Synthesized FinIndices samples (contract 4, validated as `Sample`) as dicts, for eval during training."""
     samples = []
     for path in _files_for(Path(source), split):
         if path.suffix == ".parquet":
             raise InputError("eval samples must be JSONL (contract 4)", path=str(path))
-        with open(path, encoding="utf-8") as handle:
-            samples += [json.loads(line) for line in handle if line.strip()]
-    for i, sample in enumerate(samples):
-        for key in ("messages", "answer"):
-            if key not in sample:
-                raise InputError(f"sample {i} has no {key!r}: not a contract-4 FinIndices sample", path=str(source), field=key)
+        samples += [sample.to_dict() for sample in iter_jsonl(path, Sample)]
     return samples
 
 

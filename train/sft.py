@@ -15,6 +15,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ledgerlm.configcheck import check_config_argv
+from ledgerlm.errors import InputError, LedgerError
+from ledgerlm.train.callbacks import FinIndicesEvalCallback, TokensPerSecondCallback
+from ledgerlm.train.chat_templates import check_training_template, resolve_template
+from ledgerlm.train.checkpoints import last_checkpoint, merge_adapter
+from ledgerlm.train.data import drop_overlong, load_training_dataset, read_samples
+
 @dataclass
 class ScriptArguments:
     dataset_name: str | None = field(
@@ -39,12 +46,6 @@ class ScriptArguments:
 
 def main(script_args, training_args, model_args):
     from trl import SFTTrainer, get_peft_config, get_quantization_config
-
-    from ledgerlm.errors import InputError
-    from ledgerlm.train.callbacks import FinIndicesEvalCallback, TokensPerSecondCallback
-    from ledgerlm.train.chat_templates import check_training_template, resolve_template
-    from ledgerlm.train.checkpoints import last_checkpoint, merge_adapter
-    from ledgerlm.train.data import drop_overlong, load_training_dataset, read_samples
 
     # Model: loaded by SFTTrainer from these kwargs (quantized for QLoRA)
     model_init_kwargs = dict(revision=model_args.model_revision, trust_remote_code=training_args.trust_remote_code,
@@ -120,11 +121,7 @@ def make_parser():
 
 
 if __name__ == "__main__":
-    from ledgerlm.errors import LedgerError
-
     from trl import ModelConfig, SFTConfig
-
-    from ledgerlm.configcheck import check_config_argv
 
     check_config_argv(sys.argv, (ScriptArguments, SFTConfig, ModelConfig), "train/sft.py")  # one line: missing/broken/typo
     script_args, training_args, model_args = make_parser().parse_args_and_config()

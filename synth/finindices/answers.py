@@ -8,6 +8,8 @@ truth). The unrounded base-unit value is kept in each row (`value_unrounded`).
 """
 from __future__ import annotations
 
+from ledgerlm.synth.indices.compute import format_answer
+
 INSUFFICIENT = "Insufficient information"
 
 CURRENCY_UNITS = ("units", "thousands", "ten_thousands", "millions", "hundred_millions", "billions")
@@ -21,8 +23,6 @@ def answer_unit(result_kind: str, currency_unit: str) -> str:
 
 def answer_text(value: float, result_kind: str, currency_unit: str, decimals: int) -> str:
     """The answer as text with exactly `decimals` places (scaled, rounded half away from zero; never '-0.00')."""
-    from ledgerlm.synth.indices.compute import format_answer
-
     text = format(format_answer(value, result_kind, answer_unit(result_kind, currency_unit), decimals), "f")
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ledgerlm.synth.statements.sources import _expand, DEFAULT_DATA_DIR
+
 SOURCES = """\
 - SEC EDGAR XBRL **companyfacts** API snapshots (AAPL, NVDA, GOOGL, SNOW, TSM) — public-domain U.S. government data,
   https://www.sec.gov/edgar/sec-api-documentation
@@ -32,8 +34,6 @@ SPLIT_NAMES = {"train": "train", "dev": "validation", "test": "test"}  # file st
 def source_files(sources: list[str] | None) -> list[str]:
     """Every file the facts were read from (kind: path), as the loaders expand the sources; embedded files
     are named relative to the package's data folder."""
-    from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR, _expand
-
     out = []
     for target in [Path(s) for s in sources] if sources else [DEFAULT_DATA_DIR]:
         try:

@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.finindices import dataset
+from ledgerlm.synth.finindices.config import load_config
+from ledgerlm.synth.finindices.contexts import Builder
+from ledgerlm.synth.finindices.publish import push
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -69,23 +73,16 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--out DIR is required", field="out")
     from rich.console import Console
 
-    from ledgerlm.synth.finindices import dataset
-    from ledgerlm.synth.finindices.config import load_config
-
     out = Path(args.out)
     if args.merge:
         manifest = dataset.merge(out, [Path(d) for d in args.merge])
         Console(stderr=True).print(dataset.summary_table(manifest))
         if args.push_to_hub:
-            from ledgerlm.synth.finindices.publish import push
-
             print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
         return 0
     cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
                       tokenizer=args.tokenizer, max_tokens=args.max_tokens)
     select = _select(args.shard)
-    from ledgerlm.synth.finindices.contexts import Builder
-
     builder = Builder.from_config(cfg)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
     with dataset.long_lived_caches():
@@ -100,8 +97,6 @@ def main(argv: list[str] | None = None) -> int:
     print(kept_line(manifest), file=sys.stderr)
     print(out)
     if args.push_to_hub:
-        from ledgerlm.synth.finindices.publish import push
-
         print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
     return 0
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from ledgerlm.configcheck import read_yaml_config
 from ledgerlm.errors import InputError
 
 FORMATS = ["text", "json", "tuples", "html", "markdown", "latex"]
@@ -94,9 +95,7 @@ def load_config(path: str | None = None, **overrides) -> SynthConfig:
     """Defaults, then the YAML file, then non-None `overrides` (CLI flags)."""
     values = {}
     if path:
-        from ledgerlm.configcheck import read_yaml_config  # one line: missing file, broken YAML, typo'd key (did you mean)
-
-        values = dict(read_yaml_config(path, {f.name for f in fields(SynthConfig)}))
+        values = dict(read_yaml_config(path, {f.name for f in fields(SynthConfig)}))  # one line: missing file, broken YAML, typo'd key
     values.update({k: v for k, v in overrides.items() if v is not None})
     cfg = _typed(values, path)
     if cfg.model and cfg.tokenizer == SynthConfig.tokenizer:  # count with the trained model's tokenizer, not o200k

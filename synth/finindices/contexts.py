@@ -18,15 +18,20 @@ import re
 from dataclasses import dataclass, field
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
-from ledgerlm.synth.finindices import instructions
+from ledgerlm.synth.finindices import instructions, storecache
 from ledgerlm.synth.finindices.answers import INSUFFICIENT, answer_text, table_text
 from ledgerlm.synth.finindices.companies import CompanyGroups, PerCompany, forget
 from ledgerlm.synth.finindices.config import SynthConfig
 from ledgerlm.synth.finindices.pipeline import Drop, Stats, run_steps, token_cap_step
-from ledgerlm.synth.finindices.solutions import solution_text
+from ledgerlm.synth.finindices.solutions import consulted, solution_text
 from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_split, split_rule
 from ledgerlm.synth.finindices.tokens import TokenCounter
+from ledgerlm.synth.indices.compute import compute
+from ledgerlm.synth.indices.concepts import concept_keys
+from ledgerlm.synth.indices.registry import accounting_standard, load_registry, may_derive
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
+from ledgerlm.synth.statements.render import render_statement
+from ledgerlm.synth.statements.store import FactStore, forget_frames
 
 STATEMENTS = ("balance", "income", "cashflow")
 STATEMENT_SEP = "\n\n-----\n\n"  # between the statements of one shown report
@@ -49,32 +54,8 @@ class Item:
     deficiency_error: str = ""
 
 
-def company_stores(facts) -> dict:
-    """company -> FactStore over that company's facts only."""
-    from ledgerlm.synth.statements.store import FactStore
-
-    # quarter EPS / weighted shares derived from the YTD reports a prompt shows (never an unseen 3-month column)
-    return {str(c): FactStore(df.reset_index(drop=True), quarter_columns=False) for c, df in facts.groupby("company", sort=True)}
-
-
-
-
-def consulted(v) -> tuple[set, set[str]]:
-    """Reports and statements an IndexValue relied on: those of the facts it read, plus those it found a
-    line *absent* from (an optional line counted as 0 is only right if the reader sees that report)."""
-    from ledgerlm.synth.statements.taxonomy import concept_info
-
-    reports, statements = set(v.reports), {concept_info(f.concept).statement for f in v.facts}
-    for concept, report in getattr(v, "absent", []):
-        reports.add(parse_report(report))
-        statements.add(concept_info(concept).statement)
-    return reports, statements
-
-
 def select_indices(registry, families: list[str]) -> list[str]:
     """Registry ids of the given families (all YAML entries when empty); "concept" adds every canonical concept key."""
-    from ledgerlm.synth.indices.registry import _concept_keys
-
     if not families:
         return sorted(registry)
     known = sorted({ix.family for ix in registry.values()} | {"concept"})
@@ -82,7 +63,7 @@ def select_indices(registry, families: list[str]) -> list[str]:
     if unknown:
         raise InputError(f"unknown index famil{'y' if len(unknown) == 1 else 'ies'} {unknown}; known: {known}", field="index_families")
     ids = sorted(i for i, ix in registry.items() if ix.family in families)
-    return ids + (sorted(_concept_keys()) if "concept" in families else [])
+    return ids + (sorted(concept_keys()) if "concept" in families else [])
 
 
 def _weighted(rng: random.Random, weights: dict) -> str:
@@ -139,9 +120,6 @@ class Builder:
 
     @classmethod
     def from_config(cls, cfg: SynthConfig) -> "Builder":
-        from ledgerlm.synth.finindices import storecache
-        from ledgerlm.synth.indices.registry import load_registry
-
         stores = storecache.company_stores(cfg.sources or None, resident=max(storecache.DEFAULT_RESIDENT, 2 * cfg.company_group))
         return cls(stores, load_registry(), cfg, TokenCounter(cfg.tokenizer))
 
@@ -170,8 +148,6 @@ class Builder:
         """One store over every company (built on first use; generation itself uses the per-company stores)."""
         if not hasattr(self, "_all"):
             import pandas as pd
-
-            from ledgerlm.synth.statements.store import FactStore
 
             self._all = FactStore(pd.concat([s.facts for s in self.stores.values()], ignore_index=True), quarter_columns=False)
         return self._all
@@ -211,8 +187,6 @@ class Builder:
         """Indices of `axis` whose concepts this company reports (cheap filter before computing)."""
         key = (company, axis)
         if key not in self._eligible:
-            from ledgerlm.synth.indices.registry import accounting_standard, may_derive
-
             have = set(self.stores[company].concepts(company))
             standard = accounting_standard(self.stores[company], company)  # issue 11: never ask CAS-only indices of US filers
             self._eligible[key] = [i for i in self.by_axis.get(axis, []) if may_derive(self.registry[i], self.registry, have)
@@ -221,9 +195,6 @@ class Builder:
 
     def value(self, company: str, index_id: str, period: str):
         """compute() with a cache; raises NotDerivable / IndexUndefined (cached too)."""
-        from ledgerlm.synth.indices.compute import compute
-        from ledgerlm.synth.statements.store import forget_frames
-
         key = (company, index_id, period)
         hit = self._values.get(key)
         if hit is None:
@@ -375,8 +346,6 @@ class Builder:
 
     def _still_derivable(self, item: Item, shown: set) -> bool:
         """Recompute on a store that sees only the shown reports: derivable means no deficiency."""
-        from ledgerlm.synth.indices.compute import compute
-
         view = self.stores[item.company].restrict({item.company: shown})
         try:
             compute(view, item.company, item.indices[0].id, item.periods[0], registry=self.registry)
@@ -410,8 +379,6 @@ class Builder:
 
     def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
                      scale: int = 1) -> str:
-        from ledgerlm.synth.statements.render import render_statement
-
         parts = []
         for name in statements:
             # the JSON representation is the statement dict itself: the same text at every language and scale

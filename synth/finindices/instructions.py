@@ -15,6 +15,8 @@ from pathlib import Path
 import yaml
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.finindices.answers import CURRENCY_UNITS, rounds_to_zero
+from ledgerlm.synth.finindices.pipeline import Drop
 from ledgerlm.synth.statements.periods import parse_period
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -98,9 +100,6 @@ def showing(choice: Choice, values: list, units: list[str]) -> Choice:
     """`choice`, re-drawn so that no non-zero answer rounds to 0 (issue 11): a smaller currency unit from `units`
     first, then more decimals (up to 6); raises Drop("rounds_to_zero") when nothing shows the value."""
     import dataclasses
-
-    from ledgerlm.synth.finindices.answers import CURRENCY_UNITS, rounds_to_zero
-    from ledgerlm.synth.finindices.pipeline import Drop
 
     def hidden(c: Choice) -> list:
         return [v for v in values if rounds_to_zero(v.value, v.result, c.currency_unit, c.decimals)]

@@ -19,15 +19,16 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from ledgerlm.errors import InputError
+from ledgerlm.synth.finindices import dataset
+from ledgerlm.synth.finindices.config import load_config, SynthConfig
+from ledgerlm.synth.finindices.contexts import Builder
+
 ENV_PASS = ("LEDGERLM_CACHE_DIR", "TIKTOKEN_CACHE_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_WAIT_POLICY")
 
 
 def shard_job(cfg_fields: dict, out: str, i: int, n: int) -> dict:
     """One shard job: generate the shards k % n == i of the config into `out`'s work dir; returns its stats."""
-    from ledgerlm.synth.finindices import dataset
-    from ledgerlm.synth.finindices.config import SynthConfig
-    from ledgerlm.synth.finindices.contexts import Builder
-
     cfg = SynthConfig(**cfg_fields)
     builder = Builder.from_config(cfg)
     fingerprint = cfg.fingerprint()
@@ -44,8 +45,6 @@ def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task
     """Run `tasks` Ray tasks (one shard job each) and merge; returns the manifest. Starts a local Ray
     instance unless `address` names a cluster ("auto" inside one)."""
     import ray
-
-    from ledgerlm.synth.finindices import dataset
 
     out = Path(out).resolve()
     env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
@@ -64,9 +63,6 @@ def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ledgerlm.errors import InputError
-    from ledgerlm.synth.finindices.config import load_config
-
     p = argparse.ArgumentParser(prog="python -m ledgerlm.synth.finindices.ray_runner", description=__doc__.splitlines()[0])
     p.add_argument("--config")
     p.add_argument("--source", action="append", dest="sources")

@@ -9,6 +9,10 @@ Deficiency items say which report is missing and which facts of it the computati
 """
 from __future__ import annotations
 
+from ledgerlm.synth.finindices.answers import answer_text, answer_unit
+from ledgerlm.synth.statements.periods import parse_report
+from ledgerlm.synth.statements.taxonomy import concept_info
+
 PHRASES = {
     "en": {
         "reports": "Step 1 - Reports and line items used:",
@@ -61,8 +65,6 @@ def num(x: float) -> str:
 
 
 def _label(concept: str, language: str) -> str:
-    from ledgerlm.synth.statements.taxonomy import concept_info
-
     try:
         info = concept_info(concept)
     except KeyError:
@@ -128,8 +130,6 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
                 lines.append(t["cell"].format(index=ix.id, period=period))
             lines += [f"  {s}" for s in _calc_steps(v)] or [f"  = {num(v.value)}"]
     lines += ["", t["rounding"]]
-    from ledgerlm.synth.finindices.answers import answer_text, answer_unit
-
     for ix, row in zip(item.indices, item.values):
         for period, v in zip(item.periods, row):
             unit = answer_unit(v.result, choice.currency_unit)
@@ -140,10 +140,18 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     return "\n".join(lines)
 
 
+def consulted(v) -> tuple[set, set[str]]:
+    """Reports and statements an IndexValue relied on: those of the facts it read, plus those it found a
+    line *absent* from (an optional line counted as 0 is only right if the reader sees that report)."""
+    reports, statements = set(v.reports), {concept_info(f.concept).statement for f in v.facts}
+    for concept, report in getattr(v, "absent", []):
+        reports.add(parse_report(report))
+        statements.add(concept_info(concept).statement)
+    return reports, statements
+
+
 def _deficiency(item, t: dict, language: str, final: str, shown: list, split_text: str = "") -> str:
     v = item.values[0][0]
-    from ledgerlm.synth.finindices.contexts import consulted
-
     needed = sorted({r.label for r in consulted(v)[0]})
     shown_labels = sorted({r.label for r, scope in shown if scope == "consolidated"})
     missing = item.missing.label

@@ -34,6 +34,13 @@ from typing import Iterator, Mapping
 
 import pandas as pd
 
+from ledgerlm.errors import InputError
+from ledgerlm.synth.statements import companyfacts
+from ledgerlm.synth.statements.facts import FACT_COLUMNS, select_latest
+from ledgerlm.synth.statements.periods import ReportKey
+from ledgerlm.synth.statements.sources import _cached, _expand, _signature, DEFAULT_DATA_DIR, load_facts
+from ledgerlm.synth.statements.store import _Cell, FactStore, FiscalYear
+
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
 FORMAT = "stores-v4"  # v4: stores built as synth stores (quarter_columns=False), recorded in the state
 DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
@@ -60,9 +67,6 @@ def _file_digest(path: Path) -> bytes:
 
 def cache_key(sources: list[str] | None) -> str:
     """sha256 over every source file and every file of the statement layer (code and taxonomy data)."""
-    from ledgerlm.errors import InputError
-    from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR
-
     digest = hashlib.sha256(FORMAT.encode())
     targets = [Path(p) for p in sources] if sources else [DEFAULT_DATA_DIR]
     for t in targets:
@@ -95,9 +99,6 @@ class Unsupported(Exception):
 
 
 def _codec_types() -> dict:
-    from ledgerlm.synth.statements.periods import ReportKey
-    from ledgerlm.synth.statements.store import FiscalYear, _Cell
-
     return {"R": ReportKey, "C": _Cell, "F": FiscalYear}
 
 
@@ -154,8 +155,6 @@ def load_store(facts: pd.DataFrame, state: bytes):
     """A FactStore from its facts and `store_state` bytes, without re-indexing the facts."""
     import gzip
 
-    from ledgerlm.synth.statements.store import FactStore
-
     store = FactStore.__new__(FactStore)
     store.__dict__.update(_decode(json.loads(gzip.decompress(state)), _codec_types()))
     store.facts = facts
@@ -165,9 +164,6 @@ def load_store(facts: pd.DataFrame, state: bytes):
 # -- building ----------------------------------------------------------------------------------------
 def _raw_parts(sources: list[str] | None) -> Iterator[tuple[int, str, pd.DataFrame]]:
     """(source order, company, raw facts) from every source; a bulk zip streamed member by member."""
-    from ledgerlm.synth.statements import companyfacts
-    from ledgerlm.synth.statements.sources import DEFAULT_DATA_DIR, _cached, _expand, _signature
-
     targets = [Path(p) for p in sources] if sources else [DEFAULT_DATA_DIR]
     order = 0
     for kind, path in [item for p in targets for item in _expand(p)]:
@@ -184,9 +180,6 @@ def _company_file(n: int) -> str:
 
 def build_cache(sources: list[str] | None, folder: Path) -> Path:
     """Write the per-company Parquet files and index.json for `sources` into `folder` (created, private)."""
-    from ledgerlm.synth.statements.facts import select_latest
-    from ledgerlm.synth.statements.store import FactStore
-
     folder.mkdir(parents=True, mode=0o700)
     stage = folder / "stage"
     stage.mkdir(mode=0o700)
@@ -203,7 +196,7 @@ def build_cache(sources: list[str] | None, folder: Path) -> Path:
         raw = pd.concat([pd.read_parquet(p) for p in sorted(staged[company], key=lambda p: p.name.split("-")[1:])],
                         ignore_index=True)
         facts = select_latest(raw).reset_index(drop=True)
-        store = FactStore(facts, quarter_columns=False)  # synth stores: see contexts.company_stores
+        store = FactStore(facts, quarter_columns=False)  # synth stores: see build_stores
         try:  # the indexed store too (as built, before any lookup memoises): a load then skips FactStore's indexing
             state = store_state(store)
         except Unsupported:
@@ -242,8 +235,6 @@ def _read_index(folder: Path) -> dict:
 
 def read_company(folder: Path, entry: dict) -> pd.DataFrame:
     """One company's facts from its Parquet file (schema checked; never executes anything)."""
-    from ledgerlm.synth.statements.facts import FACT_COLUMNS
-
     path = folder / entry["file"]
     if not _private(path):
         raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
@@ -265,8 +256,6 @@ class LazyStores(Mapping):
         self.on_evict = None
 
     def __getitem__(self, company: str):
-        from ledgerlm.synth.statements.store import FactStore
-
         store = self._loaded.get(company)
         if store is not None:
             self._loaded.move_to_end(company)
@@ -284,8 +273,6 @@ class LazyStores(Mapping):
             else:
                 store = FactStore(facts, quarter_columns=False)
         except (OSError, ValueError, KeyError, TypeError, EOFError, UntrustedCache) as err:  # pyarrow's errors are ValueError / OSError
-            from ledgerlm.errors import InputError
-
             raise InputError(f"store cache file of company {company} is unreadable ({type(err).__name__}: {err}); "
                              f"delete {self.folder} to rebuild it", path=str(self.folder / self.index[company]["file"]),
                              field="store_cache") from None
@@ -325,15 +312,19 @@ def _open(folder: Path, resident: int) -> LazyStores:
     return LazyStores(folder, _read_index(folder), resident)
 
 
+def build_stores(facts: pd.DataFrame) -> dict:
+    """company -> FactStore over that company's facts only (the in-memory form, no cache folder).
+    Synth stores: quarter EPS / weighted shares derived from the YTD reports a prompt shows (never an unseen
+    3-month column)."""
+    return {str(c): FactStore(df.reset_index(drop=True), quarter_columns=False) for c, df in facts.groupby("company", sort=True)}
+
+
 def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) -> Mapping:
     """company -> FactStore over the facts of `sources` (default: the embedded data): a `LazyStores` over
     the cache folder (built on first use), or a plain dict when the cache is off."""
-    from ledgerlm.synth.finindices.contexts import company_stores as build
-    from ledgerlm.synth.statements.sources import load_facts
-
     root = cache_dir()
     if root is None:
-        return build(load_facts(sources or None))
+        return build_stores(load_facts(sources or None))
     folder = root / f"{FORMAT}-{cache_key(sources)}"
     if folder.is_dir() or folder.is_symlink():
         try:

@@ -1,6 +1,7 @@
 """`ledgerlm compute`: one index value with its computation trace.
 
     ledgerlm compute --company NVDA --index revenue_yoy --period FY2026Q4 --decimals 2 --json
+    python -m ledgerlm.synth.indices.cli --company AAPL --index roe_avg --period FY2023
 
 `--json` prints DESIGN.md's machine-readable object {"company", "index", "period", "value", "unit",
 "decimals", "answer", "trace"}: `value` unrounded, `answer` scaled to `unit` and rounded half away from
@@ -12,11 +13,14 @@ import argparse
 import json
 import math
 import re
+import sys
 
 import numpy as np
 
 from ledgerlm.errors import NotDerivable
 from ledgerlm.synth.indices.compute import INSUFFICIENT, UNIT_SCALES, compute, default_registry, default_unit, format_answer
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
 
 UNITS = [*UNIT_SCALES, "percent"]
 
@@ -36,9 +40,6 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def load_store(sources: list[str] | None, as_of: str | None):
-    from ledgerlm.synth.statements.sources import load_facts
-    from ledgerlm.synth.statements.store import FactStore
-
     return FactStore(load_facts(sources or None, as_of=as_of))
 
 
@@ -111,55 +112,5 @@ def _describe(step: dict, exact: dict[str, float] | None = None) -> str:
     return f"{kind} {label} @ {step['period']}{extra} = {_num(step['value'])}"
 
 
-# ---- `ledgerlm indices`: list the registry ------------------------------------------------------
-
-ALL_PERIOD_KINDS = ("FY", "Q", "H1", "Q3YTD", "TTM")  # Contract 2; an index without `periods` accepts them all
-
-
-def indices_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ledgerlm indices", description="List the index registry: id, name, formula, "
-                                "result kind, accepted periods, source (filter by family and axis).")
-    p.add_argument("--family", action="append", help="registry family (file name), e.g. profitability; repeatable")
-    p.add_argument("--axis", action="append", help="domain | caliber | temporal+caliber | temporal+domain; repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON list instead of a table")
-    return p
-
-
-def index_rows(families: list[str] | None = None, axes: list[str] | None = None) -> list[dict]:
-    """The listing's rows; an unknown family or axis is an InputError naming the known ones."""
-    from ledgerlm.errors import InputError
-    from ledgerlm.synth.indices.registry import AXES
-
-    registry = default_registry()
-    known_families = sorted({ix.family for ix in registry.values()})
-    for name, given, known in (("family", families, known_families), ("axis", axes, list(AXES))):
-        bad = sorted(set(given or ()) - set(known))
-        if bad:
-            raise InputError(f"unknown {name} {', '.join(bad)}; known: {', '.join(known)}", field=f"--{name}")
-    rows = []
-    for ix in registry.values():
-        if (families and ix.family not in families) or (axes and ix.axis not in axes):
-            continue
-        rows.append({"id": ix.id, "name": ix.name_en, "name_zh": ix.name_zh, "family": ix.family, "axis": ix.axis,
-                     "formula": ix.formula, "result": ix.result,
-                     "periods": list(getattr(ix, "periods", None) or ALL_PERIOD_KINDS),
-                     "applies_to": list(getattr(ix, "applies_to", None) or ()), "source": ix.source})
-    return rows
-
-
-def indices_main(argv: list[str] | None = None) -> int:
-    args = indices_parser().parse_args(argv)
-    rows = index_rows(args.family, args.axis)
-    if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=1))
-        return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{len(rows)} indices", title_justify="left")
-    for column in ("id", "name", "formula", "result", "periods", "source"):
-        table.add_column(column, overflow="fold")
-    for r in rows:
-        table.add_row(r["id"], r["name"], r["formula"], r["result"], " ".join(r["periods"]), r["source"])
-    Console(width=200).print(table)
-    return 0
+if __name__ == "__main__":
+    sys.exit(main())

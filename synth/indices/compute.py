@@ -34,6 +34,7 @@ from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Node, Num
 from ledgerlm.synth.indices.registry import Registry, accounting_standard, check_applicable, load_registry
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
+from ledgerlm.synth.statements.taxonomy import concept_info
 
 INSUFFICIENT = "Insufficient information"
 UNIT_SCALES = {
@@ -249,8 +250,6 @@ class _Evaluator:
 
     def _interest_bearing(self, name: str, p: Period, basis: str) -> float:
         """Sum the liabilities the taxonomy marks interest-bearing, as shown in the balance-sheet report."""
-        from ledgerlm.synth.statements.taxonomy import concept_info
-
         total = self._fact("total_liabilities", p, basis)  # raises NotDerivable when the report is absent
         items = []
         for concept in self.store.concepts(self.company, self.scope):

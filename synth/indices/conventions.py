@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from ledgerlm.synth.indices.concepts import is_concept
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Num, Node
+from ledgerlm.synth.statements.taxonomy import concept_info
 
 ALL_KINDS = ("FY", "Q", "H1", "Q3YTD", "TTM")
 
@@ -79,8 +81,6 @@ _ZH_BUILTINS = {"days_in_period": "期间天数", "months_in_period": "期间月
 
 def closure(index, registry) -> tuple[set[str], set[str], set[str], set[str]]:
     """(operators, builtins, concepts, index ids) the formula reads, through every index it refers to."""
-    from ledgerlm.synth.indices.registry import is_concept
-
     ops, builtins, concepts, ids = set(), set(), set(), set()
     todo, seen = [index], set()
     while todo:
@@ -150,8 +150,6 @@ def hint_text(index, language: str) -> str:
 
 def default_periods(index, registry) -> tuple[str, ...]:
     """Period kinds an index fits, from its formula (see registry.py)."""
-    from ledgerlm.synth.statements.taxonomy import concept_info
-
     ops, builtins, concepts, _ = closure(index, registry)
     if ops & {"prior_quarter", "standalone", "quarter"}:
         return ("Q",)
@@ -172,9 +170,6 @@ def default_periods(index, registry) -> tuple[str, ...]:
 
 def zh_formula(node: Node, registry, top: bool = True) -> str:
     """The formula written with Chinese names: `(营业收入 − 营业成本) / 营业收入`."""
-    from ledgerlm.synth.indices.registry import is_concept
-    from ledgerlm.synth.statements.taxonomy import concept_info
-
     def name(n: str) -> str:
         if n in _ZH_BUILTINS:
             return _ZH_BUILTINS[n]

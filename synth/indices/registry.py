@@ -29,7 +29,11 @@ from pathlib import Path
 import yaml
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.indices.formula import BUILTIN_NAMES, Name, Needs, Node, needs, parse
+from ledgerlm.synth.indices import conventions
+from ledgerlm.synth.indices.concepts import concept_keys, is_concept
+from ledgerlm.synth.indices.formula import BUILTIN_NAMES, BinOp, Call, Name, Neg, Needs, Node, needs, parse
+from ledgerlm.synth.statements.periods import parse_period
+from ledgerlm.synth.statements.taxonomy import concept_info
 
 REGISTRY_DIR = Path(__file__).with_name("registry")
 RESULT_KINDS = ("currency", "percent", "ratio", "times", "days", "per_share")
@@ -70,14 +74,10 @@ class Index:
 
     def hint_text(self, language: str = "en") -> str:
         """The hint shown in with-hint prompts, in `language`, with the conventions its formula needs."""
-        from ledgerlm.synth.indices import conventions
-
         return conventions.hint_text(self, language)
 
     def convention_text(self, language: str = "en") -> str:
         """The conventions alone (no formula): stated in no-hint prompts so that the answer is unambiguous."""
-        from ledgerlm.synth.indices import conventions
-
         return conventions.joined(conventions.notes(self, language), language)
 
 
@@ -85,8 +85,6 @@ def required_concepts(index: "Index", registry) -> frozenset[str]:
     """Concepts a company must report for the index to be derivable at all: lines inside optional() are not
     required, and a first_of() needs only what every one of its alternatives needs (a cheap eligibility filter;
     compute decides). Referenced indices are expanded."""
-    from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg
-
     def walk(node, stack: tuple[str, ...]) -> frozenset[str]:
         if isinstance(node, Name):
             n = node.name
@@ -116,8 +114,6 @@ def may_derive(index: "Index", registry, have: set[str]) -> bool:
     is grounded in lines it reports — an index used in a product, a quotient or a function (e.g. `noncurrent_debt /
     total_equity`) must read at least one reported line, a sum needs one grounded term, a first_of() one grounded
     alternative. So a sum of optional lines (debt under unmapped tags) is never asked and answered 0."""
-    from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg
-
     if not required_concepts(index, registry) <= have:
         return False
 
@@ -165,15 +161,11 @@ def may_derive(index: "Index", registry, have: set[str]) -> bool:
         return True
 
     concepts_read = grounded(index.ast)
-    from ledgerlm.synth.indices.conventions import closure
-
-    return valid(index.ast, True) and (concepts_read or not closure(index, registry)[2])
+    return valid(index.ast, True) and (concepts_read or not conventions.closure(index, registry)[2])
 
 
 def period_kind(period) -> str:
     """`FY2023` -> FY, `FY2023Q1` -> Q, `FY2023H1` -> H1, `FY2023Q3YTD` -> Q3YTD, `FY2023Q2TTM` -> TTM."""
-    from ledgerlm.synth.statements.periods import parse_period
-
     p = parse_period(period)
     return "H1" if p.kind == "YTD" and p.quarter == 2 else "Q3YTD" if p.kind == "YTD" else p.kind
 
@@ -219,29 +211,8 @@ class IndexNotApplicable(InputError):
     """The index is not defined for this filer's accounting standard or this kind of period."""
 
 
-def is_concept(name: str) -> bool:
-    """True when `name` is a canonical concept key of the taxonomy."""
-    return name in _concept_keys()
-
-
-@lru_cache(maxsize=1)
-def _concept_keys() -> frozenset[str]:
-    from ledgerlm.synth.statements import taxonomy
-
-    for attr in ("concept_keys", "all_concepts", "concepts"):
-        fn = getattr(taxonomy, attr, None)
-        if callable(fn):
-            return frozenset(k if isinstance(k, str) else k.key for k in fn())
-    table = getattr(taxonomy, "CONCEPTS", None)
-    if table is not None:
-        return frozenset(table)
-    raise InputError("ledgerlm.synth.statements.taxonomy exposes no list of concept keys (concept_keys())")
-
-
 def concept_index(key: str) -> Index:
     """The auto-generated index for a canonical concept: its value at the period (stocks at period end)."""
-    from ledgerlm.synth.statements.taxonomy import concept_info
-
     info = concept_info(key)
     result = {"per_share": "per_share"}.get(info.kind, "currency")  # shares counts scale like amounts
     label_en, label_zh = info.label_en or key, info.label_zh or info.label_en or key
@@ -283,8 +254,6 @@ def load_registry(paths: list[str | Path] | None = None, *, check_concepts: bool
             registry[entry.id] = entry
     _check_references(registry, check_concepts)
     if check_concepts:
-        from ledgerlm.synth.indices import conventions
-
         conventions.fill_defaults(registry)
     return registry
 
