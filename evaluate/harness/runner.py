@@ -186,8 +186,8 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     with _progress(config.progress) as bar, open(folder / SAMPLES, "a", encoding="utf-8") as log:
         job = bar.add_task(f"{task} [{getattr(sampler, 'model_id', spec)}]", total=len(instances), completed=len(done))
 
-        def record(instance: dict, response: Any) -> None:
-            row = _sample_row(bench.score(instance, response), config.log_samples)
+        def record(instance: dict, response: Any, prompt: Any = None) -> None:
+            row = _sample_row(bench.score(instance, response), config.log_samples, prompt)
             scored[str(instance["id"])] = row
             log.write(_line(row))
 
@@ -204,8 +204,8 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
                     insts, reqs = zip(*group)
                     completions = generate([r.messages for r in reqs], reqs[0].params, tools=reqs[0].tools,
                                            items=bench.instance_items(insts))
-                    for instance, completion in zip(insts, completions):
-                        record(instance, completion)
+                    for instance, request, completion in zip(insts, reqs, completions):
+                        record(instance, completion, request.messages)
                 log.flush()
                 bar.advance(job, len(chunk))
     if cache is not None:
@@ -229,10 +229,12 @@ def _line(row: dict) -> str:
     return redact_text(clean_text(json.dumps(row, ensure_ascii=False))) + "\n"
 
 
-def _sample_row(row: dict, log_samples: bool) -> dict:
+def _sample_row(row: dict, log_samples: bool, prompt: Any = None) -> dict:
     if "id" not in row or "score" not in row:
         raise TypeError(f"Benchmark.score must return a row with 'id' and 'score', got keys {sorted(row)}")
     out = {k: row.get(k) for k in SAMPLE_FIELDS} | row
+    if out["prompt"] is None:
+        out["prompt"] = prompt  # the request's messages, when the benchmark's row does not carry them
     if not log_samples:
         out["prompt"] = None  # prompts are the bulk of a log; --log_samples keeps them
     return out
