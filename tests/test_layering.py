@@ -293,3 +293,76 @@ def test_cycle_finder_names_a_hidden_cycle():
     assert cycles([a_b]) == []
     assert cycles([a_b, b_a]) == [["ledgerlm.x.a", "ledgerlm.x.b"]]
     assert "x/b.py:9" in describe(["ledgerlm.x.a", "ledgerlm.x.b"], [a_b, b_a])
+
+
+# ------------------------------------------------------------------------------------------------ entry points
+def _main_guard_calls(path: Path) -> list[str]:
+    """Names of the functions the module's `if __name__ == "__main__":` block calls."""
+    calls = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        test = node.test if isinstance(node, ast.If) else None
+        if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__":
+            calls += [c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)]
+    return calls
+
+
+def _imported_names(path: Path, modules: dict[str, Path]) -> dict[str, tuple[str, str]]:
+    """name bound by a module-level `from X import Y [as name]` -> (module X, Y)."""
+    out = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                out[alias.asname or alias.name] = (node.module, alias.name)
+    return out
+
+
+def test_one_python_m_entry_point_per_command():
+    """`ledgerlm NAME` and `python -m MODULE` run the same function; no module serves two commands, and no
+    other module's __main__ runs a command's function (a second entry point for the same command)."""
+    from ledgerlm.cli import COMMANDS
+
+    modules = module_files()
+    targets = {name: spec.split(":") for name, (spec, _) in COMMANDS.items()}
+    problems = []
+    by_module: dict[str, list[str]] = {}
+    for name, (module, func) in targets.items():
+        by_module.setdefault(module, []).append(name)
+        if module not in modules:
+            problems.append(f"`ledgerlm {name}`: module {module} not found")
+        elif func not in _main_guard_calls(modules[module]):
+            problems.append(f"`ledgerlm {name}`: `python -m {module}` does not run {func}() "
+                            f"(its __main__ calls {_main_guard_calls(modules[module]) or 'nothing'})")
+    problems += [f"{module} serves several commands {names}: `python -m {module}` can run only one"
+                 for module, names in by_module.items() if len(names) > 1]
+    command_funcs = {(module, func): name for name, (module, func) in targets.items()}
+    for module, path in modules.items():
+        imported = _imported_names(path, modules)
+        for call in _main_guard_calls(path):
+            source = imported.get(call)
+            if source in command_funcs and source[0] != module:
+                problems.append(f"{path.relative_to(REPO)}: a second entry point for `ledgerlm {command_funcs[source]}`")
+    assert not problems, "\n".join(problems)
+
+
+def test_python_m_runs_the_command(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "ledgerlm.synth.indices.listing", "--family", "liquidity", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert {row["family"] for row in json.loads(out.stdout)} == {"liquidity"}
+
+
+@pytest.mark.slow
+def test_every_command_module_answers_help_under_python_m(tmp_path):
+    import subprocess
+    import sys
+
+    from ledgerlm.cli import COMMANDS
+
+    for name, (spec, _) in COMMANDS.items():
+        out = subprocess.run([sys.executable, "-m", spec.split(":")[0], "--help"], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=300)
+        assert out.returncode == 0 and "usage" in out.stdout.lower(), (name, out.stderr[-500:])
