@@ -12,6 +12,8 @@ Doc fields (one JSON line each; every value has one type across rows, as the `js
   id, system (the system message, "" when none; lm-eval's `description`), user (the last user message;
   `doc_to_text`), answer_json (the answer as JSON: a number, a list of rows or "Insufficient information"),
   answer_text (the same as text; `doc_to_target`), answer_format, decimals, target_periods, paradigm, axis, hint.
+Run lm-eval with `--apply_chat_template`: the messages then reach the model as ledgerlm sends them (system +
+user). Without it lm-eval writes the system text directly before the user text, with no separator.
 """
 from __future__ import annotations
 
