@@ -152,7 +152,7 @@ def test_interrupted_run_resumes_from_cache(dataset, tmp_path, monkeypatch):
     run = tmp_path / "run"
     with StubServer(responder=oracle_responder(rows)) as server:
         args = ["--benchmark", "finindices", "--model", "openai:m", "--base-url", server.url, "--data", str(data), "--out", str(run), "--n-boot", "100"]
-        import ledgerlm.inference.cache as cache_module
+        import ledgerlm.evaluate.harness.runner as cache_module  # the runner's generate_cached (ledgerlm.inference.cache)
 
         real = cache_module.generate_cached
 
