@@ -150,3 +150,26 @@ def test_includes_cycles_and_unknown_names(tmp_path):
     with pytest.raises(InputError, match="not valid YAML"):
         load_task(tmp_path / "c.yaml")
     assert "generation" not in KEYS  # renamed generation_kwargs (lm-eval's name); the old key is an error now
+
+
+def test_the_runner_reports_the_task_yaml_metrics_directions_and_groups(tmp_path):
+    """Through the one runner (`ledgerlm eval`): results.json holds exactly the YAML's metrics, its directions and group_by."""
+    import json
+    import random
+
+    from eval_fixtures import make_row
+    from ledgerlm.evaluate.harness.runner import RunConfig, evaluate
+
+    rng = random.Random(3)
+    rows = [make_row(rng, i, answer_format=f, hint=True, deficient=False) for i, f in enumerate(["number", "json"] * 3)]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = yaml.safe_load((TASKS_DIR / "finindices" / "finindices.yaml").read_text())
+    base.update(task="fi_small", metrics=["accuracy", "parse_failure_rate"], group_by=["answer_format"])
+    (tmp_path / "fi_small.yaml").write_text(yaml.safe_dump(base))
+    results, code = evaluate(RunConfig(model="oracle", tasks=[str(tmp_path / "fi_small.yaml")], output_path=tmp_path / "out",
+                                       data=str(tmp_path / "data"), progress=False, bootstrap_iters=50))
+    assert code == 0 and results["higher_is_better"]["fi_small"] == {"accuracy": True, "parse_failure_rate": False}
+    got = results["results"]["fi_small"]
+    assert got["accuracy"] == 1.0 and "parse_failure_rate" in got and "positional_accuracy" not in got
+    assert sorted(g["answer_format"] for g in results["metrics"]["by_group"]) == ["json", "number"]

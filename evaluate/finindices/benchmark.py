@@ -45,6 +45,7 @@ class FinIndices(Benchmark):
         if hint is not None and hint not in HINT_MODES:
             raise InputError(f"hint={hint!r}: one of {', '.join(HINT_MODES)}", field="--task_args")
         self.spec = load_task(task)
+        self.higher_is_better = self.spec.higher_is_better  # the task YAML's metrics and directions
         self.task = self.spec.task  # a YAML path given as the task: its name
         self.version = self.spec.version
         self.hint_mode = hint
@@ -82,8 +83,9 @@ class FinIndices(Benchmark):
         detail = summarize(samples, model=ctx.model_id, config=self.config(), n_boot=ctx.bootstrap_iters, timing={},
                            group_by=list(self.spec.group_by))
         m, n = detail["metrics"], detail["n"]
-        metrics = {name: _proportion(m[name], n) for name in ("accuracy", "positional_accuracy")}
-        metrics.update({name: Metric(value=m[name], n=n, stderr=_stderr(m[name], n)) for name in RATES})
+        known = {name: _proportion(m[name], n) for name in ("accuracy", "positional_accuracy")}
+        known.update({name: Metric(value=m[name], n=n, stderr=_stderr(m[name], n)) for name in RATES})
+        metrics = {spec.name: known[spec.name] for spec in self.spec.metrics}  # the task YAML's `metrics`, in its order
         return Summary(metrics=metrics, detail=detail, text=format_summary(detail))
 
 
