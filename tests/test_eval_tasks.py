@@ -139,6 +139,16 @@ def test_macrolens_task_rejects_extractor_and_unknown_metric(tmp_path):
             load_task(path)
 
 
+def test_a_metric_without_known_direction_must_state_it(tmp_path):
+    base = yaml.safe_load((TASKS_DIR / "epsbench" / "epsbench.yaml").read_text())
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump({**base, "metrics": ["pde_median", "coverage"]}))
+    with pytest.raises(InputError, match="coverage has no known direction"):
+        load_task(path)
+    path.write_text(yaml.safe_dump({**base, "metrics": ["pde_median", {"metric": "coverage", "higher_is_better": True}]}))
+    assert load_task(path).higher_is_better == {"pde_median": False, "coverage": True}
+
+
 def test_includes_cycles_and_unknown_names(tmp_path):
     (tmp_path / "a.yaml").write_text("include: b.yaml\ntask: a\n")
     (tmp_path / "b.yaml").write_text("include: a.yaml\ntask: b\n")

@@ -40,7 +40,6 @@ from ledgerlm.evaluate.finindices import extract
 from ledgerlm.inference.reasoning import split_reasoning
 
 SCORER_VERSION = 3  # 3: symbolic ≈ (precision is part of the answer), json objects, introduced years; bump together with `version` in evaluate/tasks/finindices/finindices.yaml
-FILTER_CHAIN = ("strip_reasoning", "isolate_answer", "extract_numbers", "match_at_precision")
 DEFICIENT = "Insufficient information"
 PARSE_ERRORS = frozenset({"unterminated_think", "empty_response", "no_number"})
 FORMAT_ERRORS = frozenset({"no_block", "not_rows"})

@@ -8,7 +8,7 @@ A task YAML's `metrics:` entries are resolved here; an unknown name is an error 
   `process_results` returns them per document (aggregation `mean`).
 - MacroLens metrics are the per-task tables of `ledgerlm.evaluate.macrolens.metrics.METRICS`
   (computed over arrays by that benchmark, with its cluster bootstrap); direction from its
-  `LOWER_IS_BETTER` (counts such as `n_nonresponse` have no direction: the YAML must state it).
+  `LOWER_IS_BETTER` (failure counts such as `n_nonresponse` are lower-is-better too).
 - EPSBench metrics are keys of `ledgerlm.evaluate.epsbench.scoring.score_records`' output.
 """
 from __future__ import annotations
@@ -59,10 +59,8 @@ def _macrolens(task_code: str) -> dict[str, Metric]:
     table = macrolens_metrics.METRICS[task_code]
     out = {}
     for name in table:
-        if name in macrolens_metrics.LOWER_IS_BETTER or name.startswith("mape_"):  # per-field MAPEs of T3/T6
-            direction = False
-        elif name in macrolens_metrics.COUNTS:
-            direction = None
+        if name in macrolens_metrics.LOWER_IS_BETTER or name.startswith("mape_") or name in macrolens_metrics.COUNTS:
+            direction = False  # losses, per-field MAPEs of T3/T6, failure counts (n_nonresponse, n_unparsed_fields)
         else:
             direction = True  # parse_pct, da, anchor_da, spearman, balance_accuracy
         out[name] = Metric(name, direction, description=f"MacroLens {task_code} ({'primary' if name == macrolens_metrics.PRIMARY[task_code] else 'secondary'})")
