@@ -4,12 +4,20 @@
     sampler = make_sampler("openai:gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")
     [completion] = sampler.generate([[{"role": "user", "content": "2+2?"}]], GenerationParams(max_tokens=16))
 
-Backends (`hf:`, `vllm:`, `openai:`, `oracle`, `wrong_unit`) live in `ledgerlm.inference.backends`.
+Backends come from one table, `ledgerlm.inference.backends.BACKENDS` (hf, vllm, openai, oracle; FinIndices
+adds wrong_unit). `make_sampler("hf:PATH", **options)` and lm-eval's form `make_sampler("hf", pretrained=PATH,
+**options)` are the same; option strings (from `--model_args`) are typed by the table row.
+
+Optional sampler attributes: `render(messages, tools)` -> the exact prompt string (then the cache key
+covers it; hf and vllm have it) and `chunk_size` (how many requests `generate_cached` hands over per
+call; None = all at once, as vllm wants). Completions are cached by `ledgerlm.inference.cache`.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
+
+from ledgerlm.inference.backends import make_backend
 
 Messages = list[dict[str, Any]]
 
@@ -47,7 +55,6 @@ class Sampler(Protocol):
 
 
 def make_sampler(spec: str, **options: Any) -> Sampler:
-    """Build a sampler from a model spec: `hf:PATH`, `vllm:PATH`, `openai:MODEL`, `oracle`, `wrong_unit`."""
-    from ledgerlm.inference.backends import make_backend
-
+    """Build a sampler from a model spec (`hf:PATH`, `vllm:PATH`, `openai:MODEL`, `oracle`, or `hf` +
+    `pretrained=PATH`) and its options, through the backend table."""
     return make_backend(spec, **options)

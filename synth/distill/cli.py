@@ -18,6 +18,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
 from ledgerlm.errors import InputError
 from ledgerlm.inference.cache import AppendLog, CompletionCache
 from ledgerlm.synth.distill.manifest import build_manifest
@@ -122,9 +125,6 @@ class progress_bar:
     """A rich progress bar with the live acceptance rate; `update(progress)` is the run's callback."""
 
     def __init__(self, total: int, disable: bool = False):
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
         console = Console(stderr=True)
         self.progress = Progress()
         self._bar = RichProgress(
