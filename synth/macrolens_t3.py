@@ -20,6 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.facts import select_latest
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
 
 # The paper's 11 statement fields (App. D, Problem 3) -> canonical concept keys (DESIGN contract 1).
 FIELD_CONCEPTS = {
@@ -79,8 +82,6 @@ class FiledReport:
 def load_all_filings(paths: list[str] | None = None) -> pd.DataFrame:
     """Canonical facts with every filing's copy of a value kept (not only the latest restatement), so
     that a report's values can be read as first filed. Default: the embedded companyfacts files."""
-    from ledgerlm.synth.statements.sources import load_facts
-
     return load_facts(paths or [str(p) for p in sorted(COMPANYFACTS_DIR.glob("*.json.gz"))], latest_only=False)
 
 
@@ -96,9 +97,6 @@ def filed_reports(facts: pd.DataFrame, company: str, scope: str = "consolidated"
     filing's own facts; `flows` are the year-to-date fields (the rest are period-end balances)."""
     fields = fields or FIELD_CONCEPTS
     flows = FLOW_FIELDS if flows is None else flows
-    from ledgerlm.synth.statements.facts import select_latest
-    from ledgerlm.synth.statements.store import FactStore
-
     unit = reporting_currency(facts, company)
     cf = facts[(facts["company"] == company) & (facts["scope"] == scope) & facts["unit"].isin([unit, "shares"])
                & facts["concept"].isin(set(fields.values()))]

@@ -169,3 +169,11 @@ def test_train_reads_a_synth_dataset_through_the_contracts(dataset):
     samples = read_samples(dataset, "train")
     assert len(rows) == len(samples) == len(_lines(dataset / "train.jsonl"))
     assert all(r["messages"][-1]["content"] == s["solution"] for r, s in zip(rows, samples))
+
+
+def test_synth_refuses_to_write_a_row_that_breaks_contract_4():
+    from ledgerlm.synth.finindices.shards import sample_line
+
+    assert json.loads(sample_line(SAMPLE)) == SAMPLE
+    with pytest.raises(InputError, match=r"generated sample 's1'; field 'decimals': \"2\" is not an integer"):
+        sample_line({**SAMPLE, "decimals": "2"})

@@ -33,6 +33,8 @@ def fake_slot(slot: int, stats: Stats) -> list[dict]:
             "context_periods": ["FY2020"], "traps": [], "context_formats": ["json"], "answer_format": "number",
             "unit": "millions", "decimals": 2, "messages": [{"role": "user", "content": f"q{slot}"}], "answer": 1.0,
             "solution": "1.00", "n_tokens": 3, "tokenizer": "fake", "provenance": [], "language": "en"}
+    if base["paradigm"] == "table":  # a contract-4 table answer is a list of rows (shards check every row)
+        base.update(answer=[[1.0]], answer_format="json")
     rows = [dict(base, id=f"s{slot}-{v}", hint=v == "h") for v in ("h", "n")]
     return run_steps([("keep", lambda r: r)], rows, stats)
 

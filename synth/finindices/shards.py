@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ledgerlm.contracts import Sample, dumps
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices.pipeline import Stats
 
@@ -62,8 +63,10 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)  # atomic: a killed process leaves the old file or none, never half a file
 
 
-def dumps(row: dict) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(", ", ": "))
+def sample_line(row: dict) -> str:
+    """A generated row as its dataset line, checked against contract 4 first (`ledgerlm.contracts.Sample`):
+    a generator bug stops the run naming the sample and field instead of writing a bad dataset."""
+    return dumps(Sample.from_dict(row, f"generated sample {row.get('id')!r}"))
 
 
 def check_run_file(out: Path, fingerprint: dict) -> None:
@@ -90,7 +93,7 @@ def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn)
     rows_path, stats_path, done_path = _paths(out, k)
     stats, lines, metas = Stats(), [], []
     for row in _shard_rows(slot_fn, shard_slots(k, n_slots, shard_size), stats):
-        lines.append(dumps(row))
+        lines.append(sample_line(row))
         metas.append(dumps(_meta(row)))
     _atomic_write(rows_path, "".join(line + "\n" for line in lines))
     _atomic_write(rows_path.with_suffix(".meta"), "".join(line + "\n" for line in metas))
