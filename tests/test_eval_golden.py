@@ -57,7 +57,21 @@ def test_finindices_scores_unchanged_through_the_runner(model, tmp_path):
     assert_same(golden["sample_scores"], {sample_key(s): s["score"] for s in samples}, "sample_scores")
     headline = results["results"]["finindices"]  # the lm-eval view carries the same numbers, with n beside them
     assert headline["accuracy"] == golden["metrics"]["accuracy"]["value"] and headline["accuracy_n"] == golden["n"] == headline["n"]
-    assert headline["accuracy_ci"] == [golden["metrics"]["accuracy"]["ci_low"], golden["metrics"]["accuracy"]["ci_high"]]
+    low, high = headline["accuracy_ci"]  # Wilson 95%: never zero-width, even at 0 % or 100 %
+    assert low < high and low <= headline["accuracy"] <= high
+
+
+@pytest.mark.parametrize("k", [0, 5, 32])
+def test_headline_interval_is_the_wilson_interval(k):
+    """The headline CI of a proportion is Wilson's, as scipy computes it (`binomtest(k, n).proportion_ci("wilson")`)."""
+    from scipy.stats import binomtest
+
+    from ledgerlm.evaluate.finindices.benchmark import _proportion
+
+    metric = _proportion(k, 32)
+    reference = binomtest(k, 32).proportion_ci(confidence_level=0.95, method="wilson")
+    assert metric.value == k / 32 and metric.n == 32
+    assert metric.ci == pytest.approx((reference.low, reference.high), abs=1e-12) and metric.ci[0] < metric.ci[1]
 
 
 def test_the_comparison_catches_a_moved_score():

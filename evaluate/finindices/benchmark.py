@@ -9,7 +9,8 @@
 task's `select.hint`), field_map=FILE (official column-name corrections), lenient_precision=true.
 Scoring (`scoring.score_response` with the task's `answer_extraction`), the per-sample row
 (`bench.score_record`) and the detailed results (`bench.summarize`: the paper's groups, bootstrap CIs)
-are the pre-harness ones, so scores are unchanged (tests/test_eval_golden.py).
+are the pre-harness ones, so scores are unchanged (tests/test_eval_golden.py). The lm-eval `results`
+view gives each proportion with its Wilson 95% interval (`<metric>_ci`) and stderr.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import math
 from typing import Any
 
 from ledgerlm.errors import InputError
+from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.finindices import adapter
 from ledgerlm.evaluate.finindices.bench import format_summary, score_record, select_rows, summarize
 from ledgerlm.evaluate.harness.base import Benchmark, Metric, Request, RunContext, Summary
@@ -83,8 +85,9 @@ class FinIndices(Benchmark):
         detail = summarize(samples, model=ctx.model_id, config=self.config(), n_boot=ctx.bootstrap_iters, timing={},
                            group_by=list(self.spec.group_by))
         m, n = detail["metrics"], detail["n"]
-        known = {name: _proportion(m[name], n) for name in ("accuracy", "positional_accuracy")}
-        known.update({name: Metric(value=m[name], n=n, stderr=_stderr(m[name], n)) for name in RATES})
+        counts = {"accuracy": sum(s["score"] for s in samples), "positional_accuracy": sum(s["positional"] for s in samples)}
+        counts.update({name: round(m[name] * n) for name in RATES})  # rates are k / n
+        known = {name: _proportion(counts[name], n) for name in counts}
         metrics = {spec.name: known[spec.name] for spec in self.spec.metrics}  # the task YAML's `metrics`, in its order
         return Summary(metrics=metrics, detail=detail, text=format_summary(detail))
 
@@ -94,6 +97,8 @@ def _stderr(p: float, n: int) -> float | None:
     return math.sqrt(p * (1 - p) / (n - 1)) if n > 1 else None
 
 
-def _proportion(estimate: dict[str, Any], n: int) -> Metric:
-    value = estimate["value"]
-    return Metric(value=value, n=n, stderr=_stderr(value, n), ci=(estimate["ci_low"], estimate["ci_high"]))
+def _proportion(k: int, n: int) -> Metric:
+    """k of n with lm-eval's stderr and the Wilson 95% interval (not zero-width at 0 % or 100 %, unlike the
+    bootstrap CIs kept under `metrics`, which are the pre-harness numbers)."""
+    estimate = stats.wilson_ci(int(k), n)
+    return Metric(value=k / n if n else None, n=n, stderr=_stderr(k / n, n) if n else None, ci=(estimate.ci_low, estimate.ci_high))
