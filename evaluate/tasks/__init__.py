@@ -27,6 +27,11 @@ YAML keys (nothing else is accepted):
   generation_kwargs: {max_gen_toks, temperature, top_p, stop, seed}   (lm-eval names; max_gen_toks
                              null = the benchmark's own default, e.g. MacroLens T1's horizon rule)
 Bump `version` when scoring changes.
+
+A Benchmark (evaluate/harness) reads its task's YAML: `generation_defaults()` returns
+`spec.generation_params(...)` (when `max_gen_toks` is null, pass the benchmark's own rule as `max_tokens`),
+`higher_is_better = spec.higher_is_better`, and `summarize` reports `spec.metrics` in their order
+(evaluate/finindices/benchmark.py does all three).
 """
 from __future__ import annotations
 
@@ -305,13 +310,10 @@ def task_rows(benchmark: str | None = None) -> list[dict[str, Any]]:
     """`ledgerlm eval --tasks list`: one row per task YAML — benchmark, task, how to select it, description."""
     rows = []
     for spec in list_tasks(benchmark):
+        select, text = f"--tasks {spec.task}", spec.description
         if spec.benchmark == "finindices":
             chosen = ", ".join(f"{k}={v}" for k, v in spec.select.items() if v is not None) or "all items"
-            select, text = f"--task {spec.task}", f"{chosen}; {spec.answer_extraction}"
-        elif spec.benchmark == "macrolens":
-            select, text = f"--tasks {spec.select['task']}", spec.description
-        else:
-            select, text = "(one task)", spec.description
+            text = f"{chosen}; {spec.answer_extraction}"
         metrics = ", ".join(f"{m.name}{'↑' if m.higher_is_better else '↓'}" for m in spec.metrics[:2])
         rows.append({"benchmark": spec.benchmark, "task": spec.task, "select": select,
                      "description": f"{text}; {metrics}; v{spec.version}"})
