@@ -54,8 +54,10 @@ def cache_key(model_id: str, prompt: Any, params: GenerationParams | Mapping[str
 
 def cacheable(completion: Completion | Mapping[str, Any] | None) -> bool:
     """Clean, finished and non-empty: errors, truncations and empty answers are asked again next run."""
-    if isinstance(completion, Completion):
-        completion = dataclasses.asdict(completion)
+    if isinstance(completion, Completion):  # attribute checks: no asdict copy on the event loop
+        if completion.error or completion.finish_reason in ("length", "error") or not isinstance(completion.text, str):
+            return False
+        return bool(completion.text.strip() or completion.tool_calls)
     if not isinstance(completion, Mapping):
         return False
     if completion.get("error") or completion.get("finish_reason") in ("length", "error"):
@@ -314,7 +316,7 @@ ResponseCache = CompletionCache  # the name evaluate used before the two caches 
 
 
 def _record(key: str, completion: Completion, meta: Mapping[str, Any]) -> dict[str, Any]:
-    return {**meta, "key": key, "completion": dataclasses.asdict(completion)}
+    return {**meta, "key": key, "completion": {name: getattr(completion, name) for name in _FIELDS}}
 
 
 def _resolve(future: asyncio.Future, error: BaseException | None) -> None:
