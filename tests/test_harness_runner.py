@@ -218,3 +218,13 @@ def test_results_json_carries_provenance(echo, tmp_path):
     assert cfg["model_args"] == {"api_key": "***"} and cfg["batch_size"] == 2 and cfg["limit"] == 4 and cfg["seed"] == 0
     assert "sekret" not in (tmp_path / "p" / "results.json").read_text()
     assert results["results"]["echo"] == {"alias": "echo", "n": 4, "match": 1.0, "match_n": 4, "match_stderr": None, "match_ci": None}
+
+
+@pytest.mark.parametrize("chunk_size, calls", [(None, 1), (5, 14)])
+def test_a_samplers_chunk_size_sets_the_calls(echo, tmp_path, chunk_size, calls):
+    """vLLM declares chunk_size None: the whole request list in one call (continuous batching)."""
+    sampler = Counting()
+    sampler.chunk_size = chunk_size
+    SAMPLERS["script:c"] = sampler
+    evaluate(config(tmp_path / "c", "script:c", use_cache=False))
+    assert sampler.calls == calls and len(sampler.prompts) == Echo.N

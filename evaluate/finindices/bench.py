@@ -1,7 +1,12 @@
-"""FinIndices in the shared evaluator: `ledgerlm eval` and `ledgerlm score` for `--benchmark finindices`.
+"""FinIndices scoring pieces, the pre-harness `--benchmark finindices` eval flags, and `ledgerlm score`.
 
-    ledgerlm eval --benchmark finindices --model oracle --data runs/data --out runs/oracle --limit 50
+    ledgerlm eval --model oracle --tasks finindices --data runs/data --output_path runs/oracle --limit 50
+    ledgerlm eval --benchmark finindices --model oracle --data runs/data --out runs/oracle   # pre-harness flags, same runner
     ledgerlm score --benchmark finindices --predictions preds.jsonl --out runs/scored
+
+`ledgerlm eval` runs FinIndices through the harness runner (`evaluate/finindices/benchmark.py`,
+`evaluate/harness/`); `add_eval_args` are the pre-harness flags, translated onto it by
+`ledgerlm.evaluate.cli.legacy_finindices_config`.
 
 Paper: FinIndices (../shared/papers/finindices.txt §2.2.2). Accuracy is reported with bootstrap
 95% CIs per paradigm × axis × hint (Tables 3, 11, 12), plus the positional variant, parse/format
@@ -10,7 +15,6 @@ failure rates, tokens and time. Scoring: `ledgerlm.evaluate.finindices.scoring.s
 from __future__ import annotations
 
 import argparse
-import sys
 import platform
 import time
 from collections import Counter
@@ -24,7 +28,7 @@ from ledgerlm.evaluate.finindices.scoring import DEFICIENT, FORMAT_ERRORS, PARSE
 from ledgerlm.inference.reasoning import split_reasoning
 from ledgerlm.evaluate.runfiles import read_jsonl, write_run
 from ledgerlm.inference.sampling import Completion, GenerationParams
-from ledgerlm.evaluate.tasks import TaskSpec, load_task
+from ledgerlm.evaluate.tasks import TaskSpec
 
 
 def add_eval_args(parser: argparse.ArgumentParser) -> None:
@@ -62,38 +66,6 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lenient-precision", action="store_true",
                         help="round predictions to the asked decimals before comparing (ledgerlm's variant; the paper's ≈ is symbolic "
                              "equality, so extra non-zero decimals are wrong). Recorded in results.json")
-
-
-def run_eval(args: argparse.Namespace) -> int:
-    from ledgerlm.inference.cache import ResponseCache, generate_cached
-    from ledgerlm.inference.sampling import make_sampler
-
-    task = load_task(args.task)
-    field_map = adapter.load_field_map(args.field_map)
-    rows = select_rows(adapter.load_rows(args.data, split=args.split or task.split, field_map=field_map), task, args.hint_mode, args.limit)
-    if not rows:
-        raise InputError(f"no items match task {task.task!r} (select {task.select}, hint mode {args.hint_mode or 'both'})", path=str(args.data))
-    params = generation_params(task, args)
-    options = {k: getattr(args, k) for k in ("base_url", "api_key_env", "concurrency", "max_retries", "timeout", "peft",
-                                             "device", "dtype", "batch_size", "tensor_parallel_size", "trust_remote_code")}
-    sampler = make_sampler(args.model, **options)
-    cache = None if args.no_cache else ResponseCache(f"{args.out}/cache.sqlite")
-    began = time.perf_counter()
-    completions, gen_stats = generate_cached(sampler, [r["messages"] for r in rows], params, cache=cache, items=rows,
-                                             on_chunk=lambda done, total: print(f"  generated {done}/{total}", file=sys.stderr, flush=True))
-    records = [score_record(row, c, lenient_precision=args.lenient_precision, task=task) for row, c in zip(rows, completions)]
-    config = {"task": task.task, "task_file": str(task.path), "answer_extraction": task.answer_extraction, "data": str(args.data), "hint_mode": args.hint_mode or "both", "limit": args.limit,
-              "lenient_precision": args.lenient_precision, "field_map": field_map,
-              "generation": params.as_dict(), "backend_options": {k: v for k, v in options.items() if v is not None}}
-    results = summarize(records, model=sampler.model_id, config=config, n_boot=args.n_boot,
-                        timing={"wall_s": time.perf_counter() - began, **gen_stats}, group_by=list(task.group_by))
-    write_run(args.out, results, records)
-    print(format_summary(results))
-    failed = [r for r in records if r["backend_error"]]
-    if failed:
-        print(f"warning: {len(failed)} of {len(records)} items got no answer from {sampler.model_id} (scored 0, not cached); "
-              f"first error: {failed[0]['backend_error'][:200]}", file=sys.stderr)
-    return 0
 
 
 def add_score_args(parser: argparse.ArgumentParser) -> None:

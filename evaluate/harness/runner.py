@@ -199,7 +199,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
                 log.flush()
                 bar.advance(job)
         else:
-            for chunk in _chunks(todo, _chunk_size(spec, config.batch_size)):
+            for chunk in _chunks(todo, _chunk_size(sampler, config.batch_size, len(todo))):
                 for group in _same_request_kind(chunk, [bench.build_request(i) for i in chunk]):
                     insts, reqs = zip(*group)
                     completions = generate([r.messages for r in reqs], reqs[0].params, tools=reqs[0].tools,
@@ -240,10 +240,11 @@ def _sample_row(row: dict, log_samples: bool, prompt: Any = None) -> dict:
     return out
 
 
-def _chunk_size(spec: str, batch_size: int | None) -> int:
-    """Instances per generate call: vLLM gets big lists (continuous batching), others a few batches at a time."""
-    if spec.startswith("vllm:"):
-        return 1024
+def _chunk_size(sampler: Sampler, batch_size: int | None, todo: int) -> int:
+    """Instances per generate call (each call's rows are scored and logged before the next: the resume unit).
+    A sampler's own `chunk_size` wins; None there (vLLM: continuous batching over the whole list) = all at once."""
+    if hasattr(sampler, "chunk_size"):
+        return max(1, sampler.chunk_size or todo)
     return max(32, 4 * (batch_size or 8))
 
 
