@@ -4,7 +4,7 @@
 
 The fake mirrors the names and signatures of the real API (vllm.LLM(model, **engine_args),
 LLM.get_tokenizer(), LLM.generate(prompts, sampling_params, *, use_tqdm, lora_request),
-LLM.llm_engine.model_config.max_model_len, vllm.SamplingParams(n, temperature, top_p, seed, stop,
+LLM.llm_engine.model_config.max_model_len, LoRAConfig's allowed max_lora_rank values, vllm.SamplingParams(n, temperature, top_p, seed, stop,
 max_tokens), vllm.lora.request.LoRARequest(lora_name, lora_int_id, lora_path), RequestOutput
 .prompt_token_ids / .outputs[0].text/.token_ids/.finish_reason) and, like the real engine, raises
 for a whole batch when one prompt is longer than max_model_len.
@@ -66,6 +66,8 @@ def make_fake_vllm(calls: dict, engine_max_len: int = 40):
     class LLM:
         def __init__(self, model, **kwargs):
             calls["init"] = {"model": model, **kwargs}
+            if kwargs.get("enable_lora") and kwargs.get("max_lora_rank") not in (8, 16, 32, 64, 128, 256, 320, 512):
+                raise ValueError(f"max_lora_rank ({kwargs.get('max_lora_rank')}) must be one of (8, 16, 32, 64, 128, 256, 320, 512).")  # LoRAConfig
             self.llm_engine = types.SimpleNamespace(model_config=types.SimpleNamespace(max_model_len=kwargs.get("max_model_len", engine_max_len)))
 
         def get_tokenizer(self, lora_request=None):
@@ -156,4 +158,17 @@ def test_lora_adapter_through_lorarequest(fake_vllm, tmp_path):
     with pytest.raises(InputError, match="below the adapter's rank"):
         make_sampler("vllm:base", peft=str(adapter), max_lora_rank=8)
     with pytest.raises(InputError, match="not a PEFT adapter"):
+        make_sampler("vllm:base", peft=str(tmp_path))
+
+
+@pytest.mark.parametrize("rank, engine_rank", [(2, 8), (8, 8), (16, 16), (17, 32), (300, 320), (512, 512)])
+def test_lora_rank_rounds_up_to_a_rank_vllm_accepts(fake_vllm, tmp_path, rank, engine_rank):
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"r": rank}))
+    make_sampler("vllm:base", peft=str(tmp_path))
+    assert fake_vllm["init"]["max_lora_rank"] == engine_rank
+
+
+def test_lora_rank_above_vllms_largest_is_one_clear_error(fake_vllm, tmp_path):
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"r": 1024}))
+    with pytest.raises(InputError, match="largest rank vLLM serves"):
         make_sampler("vllm:base", peft=str(tmp_path))

@@ -12,7 +12,8 @@ What survives a real run:
   and tokenized once; a prompt that leaves no room in `max_model_len` becomes one error Completion
   (finish_reason "error", naming the item and both lengths) instead of failing the whole batch.
 - `peft=ADAPTER_DIR` serves a LoRA adapter through `vllm.lora.request.LoRARequest`: the engine is
-  built with `enable_lora=True` and `max_lora_rank` from the adapter's `adapter_config.json` (`r`).
+  built with `enable_lora=True` and `max_lora_rank` from the adapter's `adapter_config.json` (`r`),
+  rounded up to the next rank vLLM accepts (its LoRAConfig allows only VLLM_LORA_RANKS: r=2 -> 8).
 - Sampling: temperature, top_p, max_tokens, seed and stop from GenerationParams, per request.
 """
 from __future__ import annotations
@@ -23,6 +24,17 @@ from typing import Any
 
 from ledgerlm.errors import InputError, LedgerError
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
+
+
+VLLM_LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)  # vllm.config.LoRAConfig: max_lora_rank must be one of these
+
+
+def lora_rank_for_vllm(rank: int) -> int:
+    """The smallest max_lora_rank vLLM accepts that holds an adapter of rank `rank`."""
+    for allowed in VLLM_LORA_RANKS:
+        if rank <= allowed:
+            return allowed
+    raise InputError(f"LoRA rank r={rank} is above the largest rank vLLM serves ({VLLM_LORA_RANKS[-1]})", field="peft")
 
 
 def adapter_rank(adapter: str) -> int:
@@ -67,7 +79,7 @@ class VLLMSampler:
             rank = adapter_rank(peft)
             if max_lora_rank is not None and max_lora_rank < rank:
                 raise InputError(f"max_lora_rank={max_lora_rank} is below the adapter's rank r={rank}", path=peft, field="max_lora_rank")
-            kwargs.update(enable_lora=True, max_lora_rank=max_lora_rank or rank, max_loras=1)
+            kwargs.update(enable_lora=True, max_lora_rank=max_lora_rank or lora_rank_for_vllm(rank), max_loras=1)
             from vllm.lora.request import LoRARequest
 
             self.lora_request = LoRARequest("adapter", 1, str(peft))
