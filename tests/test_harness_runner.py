@@ -228,3 +228,11 @@ def test_a_samplers_chunk_size_sets_the_calls(echo, tmp_path, chunk_size, calls)
     SAMPLERS["script:c"] = sampler
     evaluate(config(tmp_path / "c", "script:c", use_cache=False))
     assert sampler.calls == calls and len(sampler.prompts) == Echo.N
+
+
+def test_progress_without_a_terminal_is_one_line_per_batch(echo, tmp_path, capsys):
+    SAMPLERS["script:l"] = Counting()
+    evaluate(RunConfig(model="script:l", tasks=["echo"], output_path=tmp_path / "l", use_cache=False))
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" (")[0] for line in lines] == ["echo", "echo", "echo"]
+    assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["32/70", "64/70", "70/70"]

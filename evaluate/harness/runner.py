@@ -141,11 +141,42 @@ def _load_json(path: Path) -> Any:
 
 
 def _progress(enabled: bool):
+    """A rich progress bar on a terminal; elsewhere (logs, CI) one plain stderr line per scored batch."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    console = Console(stderr=True)
+    if enabled and not console.is_terminal:
+        return _LineProgress(console)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                    console=Console(stderr=True), transient=True, disable=not enabled)
+                    console=console, transient=True, disable=not enabled)
+
+
+class _LineProgress:
+    """The subset of rich.progress.Progress the runner uses, printing `TASK: done/total scored (s)` lines."""
+
+    def __init__(self, console):
+        self.console, self.jobs, self.began = console, {}, time.perf_counter()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def add_task(self, description: str, total: int, completed: int = 0) -> int:
+        self.jobs[len(self.jobs)] = [description, total, completed]
+        if completed:
+            self._line(len(self.jobs) - 1, "resumed")
+        return len(self.jobs) - 1
+
+    def advance(self, job: int, n: int = 1) -> None:
+        self.jobs[job][2] += n
+        self._line(job, "scored")
+
+    def _line(self, job: int, what: str) -> None:
+        description, total, done = self.jobs[job]
+        self.console.print(f"{description}: {done}/{total} {what} ({time.perf_counter() - self.began:.0f} s)", highlight=False, markup=False)
 
 
 def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: dict[str, Any], folder: Path, config: RunConfig,
@@ -184,7 +215,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     todo = [inst for inst, i in zip(instances, ids) if i not in done]
     scored: dict[str, dict] = dict(done)
     with _progress(config.progress) as bar, open(folder / SAMPLES, "a", encoding="utf-8") as log:
-        job = bar.add_task(f"{task} [{getattr(sampler, 'model_id', spec)}]", total=len(instances), completed=len(done))
+        job = bar.add_task(f"{task} ({getattr(sampler, 'model_id', spec)})", total=len(instances), completed=len(done))
 
         def record(instance: dict, response: Any, prompt: Any = None) -> None:
             row = _sample_row(bench.score(instance, response), config.log_samples, prompt)
