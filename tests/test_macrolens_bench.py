@@ -1,4 +1,5 @@
-"""End to end: baselines and a tiny random hf model through `ledgerlm eval/score --benchmark macrolens`."""
+"""End to end: baselines and a tiny random hf model through the harness runner (`ledgerlm eval --tasks macrolens_tN`,
+and the pre-harness `--benchmark macrolens` flags) and `ledgerlm score --benchmark macrolens`."""
 import json
 
 import pytest
@@ -10,6 +11,12 @@ from ledgerlm.evaluate.runfiles import read_run
 TASKS = "T1,T2,T3,T4,T5,T6,T7"
 
 
+def _task_runs(run):
+    """{paper task: (results, samples)} of a multi-task run folder (one subfolder per task)."""
+    return {res["config"]["paper_task"]: (res, samples) for res, samples in
+            (read_run(p.parent) for p in sorted(run.glob("macrolens_t*/results.json")))}
+
+
 def test_naive_baselines_end_to_end_and_offline_rescore(tmp_path, capsys):
     run = tmp_path / "naive"
     rc = ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", TASKS, "--ladder", "A..E", "--model", "baseline:naive",
@@ -18,25 +25,34 @@ def test_naive_baselines_end_to_end_and_offline_rescore(tmp_path, capsys):
     assert rc == 0
     out = capsys.readouterr().out
     assert "Context ladder" in out and "T2    medape" in out
-    results, samples = read_run(run)
-    assert set(results["tasks"]) == set(TASKS.split(","))
-    assert set(results["tasks"]["T1"]) == set("ABCDE") and set(results["tasks"]["T3"]) == {"-"}
-    t1 = results["tasks"]["T1"]["E"]
+    runs = _task_runs(run)
+    assert set(runs) == set(TASKS.split(","))
+    aggregate = json.loads((run / "results.json").read_text())  # the runner's lm-eval-style aggregate over the 7 tasks
+    assert set(aggregate["results"]) == {f"macrolens_{t.lower()}" for t in TASKS.split(",")}
+    t1_results, _ = runs["T1"]
+    assert set(t1_results["tasks"]["T1"]) == set("ABCDE") and set(runs["T3"][0]["tasks"]["T3"]) == {"-"}
+    t1 = t1_results["tasks"]["T1"]["E"]
     assert t1["counts"]["parse_pct"] == 100.0 and t1["metrics"]["mse"]["B"] == 100
     assert {"sector", "cap_quartile", "filing_tercile"} <= set(t1["strata"])
-    assert "category" in results["tasks"]["T4"]["E"]["strata"]
+    assert "category" in runs["T4"][0]["tasks"]["T4"]["E"]["strata"]
     # persistence has DA 0 on every horizon point that moved (sign(c - c) = 0)
     assert t1["metrics"]["da"]["value"] == 0.0
+    # lm-eval results: each metric with n and its cluster-bootstrap CI; direction from metrics.LOWER_IS_BETTER
+    flat = aggregate["results"]["macrolens_t1"]
+    assert flat["mse_E"] == t1["metrics"]["mse"]["value"] and flat["mse_E_n"] == 12
+    assert flat["mse_E_ci"] == [t1["metrics"]["mse"]["ci_low"], t1["metrics"]["mse"]["ci_high"]]
+    assert aggregate["higher_is_better"]["macrolens_t1"]["mse_E"] is False and aggregate["higher_is_better"]["macrolens_t1"]["da_E"] is True
     # T3 sector median over real filings: balance accuracy computed on parsed triples; targets are real
-    t3 = results["tasks"]["T3"]["-"]
+    t3 = runs["T3"][0]["tasks"]["T3"]["-"]
     assert t3["counts"]["parse_pct"] == 100.0 and 0 <= t3["metrics"]["balance_accuracy"]["value"] <= 100
-    assert all(s["score"] is not None and s["error_reason"] is None for s in samples)
+    for _, samples in runs.values():
+        assert all(s["score"] is not None and s["error_reason"] is None for s in samples)
     # offline re-scoring of the saved samples gives the same numbers
-    rc = ledgerlm(["score", "--benchmark", "macrolens", "--predictions", str(run / "samples.jsonl"), "--out", str(tmp_path / "re"),
-                   "--b-min", "100", "--b-max", "100"])
+    rc = ledgerlm(["score", "--benchmark", "macrolens", "--predictions", str(run / "macrolens_t2" / "samples.jsonl"),
+                   "--out", str(tmp_path / "re"), "--b-min", "100", "--b-max", "100"])
     assert rc == 0
     again, _ = read_run(tmp_path / "re")
-    assert again["metrics"] == results["metrics"]
+    assert again["metrics"] == runs["T2"][0]["metrics"]
 
 
 def test_single_method_baseline_rejects_uncovered_task(tmp_path, capsys):
@@ -45,18 +61,20 @@ def test_single_method_baseline_rejects_uncovered_task(tmp_path, capsys):
     assert rc == 1 and "does not cover T2" in capsys.readouterr().err
 
 
-def test_rejected_model_leaves_no_fixture_folder_and_accepted_one_keeps_it(tmp_path, capsys):
+def test_rejected_model_leaves_no_folder_and_harness_flags_run_one_task(tmp_path, capsys):
     out = tmp_path / "rejected"
-    rc = ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", "T2", "--model", "baseline:persistence",
-                   "--data", "fixture", "--out", str(out)])
+    rc = ledgerlm(["eval", "--model", "baseline:persistence", "--tasks", "macrolens_t2", "--output_path", str(out)])
     assert rc == 1 and "does not cover T2" in capsys.readouterr().err
     assert not out.exists()  # validated before anything is written
     kept = tmp_path / "kept"
-    rc = ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", "T1", "--model", "baseline:persistence", "--data", "fixture",
-                   "--out", str(kept), "--budget", "T1=2", "--horizon", "3", "--b-min", "20", "--b-max", "20"])
+    rc = ledgerlm(["eval", "--model", "baseline:persistence", "--tasks", "macrolens_t1", "--output_path", str(kept),
+                   "--task_args", "budget=2,horizon=3,b_min=20,b_max=20", "--no_progress"])
     assert rc == 0, capsys.readouterr().err
-    config = read_run(kept)[0]["config"]
-    assert config["data"] == str(kept / "fixture") and any((kept / "fixture").glob("*.parquet"))
+    results, samples = read_run(kept)  # one task: results.json in the output folder itself
+    assert results["config"]["release"] == "fixture" and results["config"]["paper_seed"] == 42 and len(samples) == 2
+    assert results["results"]["macrolens_t1"]["mse_n"] == 2 and results["primary_metric"] == {"macrolens_t1": "mse"}
+    rc = ledgerlm(["eval", "--model", "baseline:naive", "--tasks", "macrolens", "--output_path", str(tmp_path / "all")])
+    assert rc != 0 and "macrolens_t1" in capsys.readouterr().err  # the task names to use
 
 
 def _tiny_model(path, tokenizer_json):
@@ -82,13 +100,14 @@ def test_tiny_random_hf_model_runs_all_tasks_with_parse_rate(tmp_path, tokenizer
                    "--data", str(cached_fixture_dir()), "--out", str(run), "--budget", "all=2", "--horizon", "3",
                    "--max-tokens", "6", "--b-min", "100", "--b-max", "100", "--batch-size", "4"])
     assert rc == 0
-    results, samples = read_run(run)
-    for task, levels in results["tasks"].items():
-        for s in levels.values():
-            assert 0.0 <= s["counts"]["parse_pct"] <= 100.0
-    assert {s["task"] for s in samples} == set(TASKS.split(","))
-    assert all(isinstance(s["response"], str) for s in samples)
-    json.dumps(results)  # serialisable
+    runs = _task_runs(run)
+    assert set(runs) == set(TASKS.split(","))
+    for results, samples in runs.values():
+        for levels in results["tasks"].values():
+            for s in levels.values():
+                assert 0.0 <= s["counts"]["parse_pct"] <= 100.0
+        assert all(isinstance(s["response"], str) for s in samples)
+        json.dumps(results)  # serialisable
 
 
 @pytest.mark.parametrize("extra, field_or_path", [(["--data", "/no/such/folder"], "/no/such/folder"),

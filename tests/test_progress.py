@@ -1,5 +1,5 @@
 """Long commands show progress: EPSBench prints one line per agent round, MacroLens advances a rich bar
-per batch and prints a line per task x level, fidelity iterates under a bar.
+per batch and prints a line per task x level (now the harness runner's bar), fidelity iterates under a bar.
 
     python -m pytest -q tests/test_progress.py
 """
@@ -24,17 +24,3 @@ def test_epsbench_prints_a_line_per_round(docs, tmp_path, capsys):  # noqa: F811
     assert "epsbench: run s1 round 1: 2 conversations active, 0/2 finished" in err
     assert "epsbench: run s1 round 2: 1 conversations active, 1/2 finished" in err  # ADBE answered in round 1
     assert "epsbench: run s1 round 4: 1 conversations active" in err
-
-
-def test_macrolens_generation_reports_each_batch():
-    from ledgerlm.evaluate.macrolens.bench import _generate
-    from ledgerlm.inference.sampling import Completion, GenerationParams
-
-    class Echo:
-        def generate(self, batch, params, **kw):
-            return [Completion(text="1") for _ in batch]
-
-    rows = [{"_messages": [{"role": "user", "content": str(i)}]} for i in range(7)]
-    seen = []
-    _generate(Echo(), False, rows, [{}] * 7, GenerationParams(max_tokens=4), 3, on_batch=seen.append)
-    assert seen == [3, 3, 1] and all(r["response"] == "1" for r in rows)

@@ -17,6 +17,7 @@ from ledgerlm.evaluate.harness.base import Benchmark
 
 REGISTRY: dict[str, Union[str, type[Benchmark]]] = {
     "finindices": "ledgerlm.evaluate.finindices.benchmark:FinIndices",
+    "macrolens": "ledgerlm.evaluate.macrolens.benchmark:MacroLens",
 }
 
 

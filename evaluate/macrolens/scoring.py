@@ -12,6 +12,7 @@ import numpy as np
 from ledgerlm.evaluate.stats import cluster_bootstrap, stratified, stratified_points
 from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEMENT_FIELDS, instance_loss
 from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
+from ledgerlm.evaluate.macrolens.prompts import LADDER, LADDER_TASKS
 
 SCORER_VERSION = 2  # 2: T1 unparsed = zero path, T3/T6 MAPE = mean of per-field MAPEs, every metric stratified
 T7_FIELDS = ("rent", "price")
@@ -60,6 +61,17 @@ def arrays_for(task: str, rows: list[dict], preds: list) -> dict[str, np.ndarray
 BOOTSTRAP_SEED = 42  # the paper's seed (§5.1, App. F)
 
 
+def score_row(row: dict) -> dict:
+    """Fill one sample row's `extracted`, `answer_text`, `score` (its primary loss), `error_reason`; the same
+    numbers as `score_rows` gives it among the others (a row's loss depends on that row only)."""
+    pred, ok, why = extract(row)
+    row["_parsed"], row["extracted"], row["error_reason"] = ok, pred, why
+    row["answer_text"] = strip_reasoning(row.get("response"))
+    row["score"] = instance_loss(row["task"], arrays_for(row["task"], [row], [pred]), 0)
+    row.pop("_parsed")
+    return row
+
+
 def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed: int = BOOTSTRAP_SEED) -> dict:
     """Fill `extracted`, `answer_text`, `score`, `error_reason` in place; return per task x level summaries.
     CIs: cluster bootstrap (`evaluate/stats.py`; clusters = ticker, scenario or address), B adaptive from
@@ -103,3 +115,20 @@ def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed
             strata[key] = per_label
         out.setdefault(task, {})[level] = {"primary": PRIMARY[task], "metrics": metrics, "counts": counts, "strata": strata}
     return out
+
+
+def ladder_table(summary: dict) -> tuple[dict, str]:
+    """Primary metric per task x ladder level, and the text table (paper Table 11)."""
+    table, lines = {}, []
+    for task, levels in summary.items():
+        if task not in LADDER_TASKS or len([lv for lv in levels if lv in LADDER]) < 2:
+            continue
+        table[task] = {lv: levels[lv]["metrics"][levels[lv]["primary"]]["value"] for lv in LADDER if lv in levels}
+    if table:
+        cols = [lv for lv in LADDER if any(lv in row for row in table.values())]
+        lines.append("task  metric  " + "  ".join(f"{c:>12}" for c in cols) + "   best")
+        for task, row in table.items():
+            prim = summary[task][next(iter(row))]["primary"]
+            best = min(row, key=lambda k: row[k])
+            lines.append(f"{task:<5} {prim:<7} " + "  ".join(f"{row[c]:>12.4g}" if c in row else f"{'':>12}" for c in cols) + f"   {best}")
+    return table, "\n".join(lines)
