@@ -5,7 +5,7 @@
 lm-eval's TaskManager loads the folder written by `ledgerlm export-lm-eval` (--include_path), and
 `lm_eval.simple_evaluate` runs it end to end with two in-process models (no download): one answers
 every prompt with the item's reference solution (accuracy 1), one with the right figures in the wrong
-unit (accuracy 0). lm-eval runs in a subprocess started in a temporary folder, because inside the
+unit (accuracy 0); with `apply_chat_template` the model receives exactly the dataset's chat messages. lm-eval runs in a subprocess started in a temporary folder, because inside the
 repository the folder `evaluate/` would shadow Hugging Face's `evaluate` package that lm-eval imports.
 """
 from __future__ import annotations
@@ -36,9 +36,13 @@ SCRIPT = textwrap.dedent('''
 
     class Replay(LM):
         """Answers each request with a fixed text per doc id; records what lm-eval sent."""
+        tokenizer_name = "replay"
+
         def __init__(self, texts):
             super().__init__()
             self.texts = texts
+        def apply_chat_template(self, chat_history, add_generation_prompt=True):
+            return json.dumps(chat_history)  # the messages themselves, so the test can compare them
         def generate_until(self, requests, disable_tqdm=False):
             seen.extend((r.doc["id"], r.arguments[0], r.arguments[1]) for r in requests)
             return [self.texts[r.doc["id"]] for r in requests]
@@ -57,6 +61,10 @@ SCRIPT = textwrap.dedent('''
         out[name] = {k: v for k, v in res["results"]["finindices"].items() if isinstance(v, (int, float))}
         out[name + "_higher_is_better"] = res["higher_is_better"]["finindices"]
     out["seen"] = seen[:3]
+    del seen[:]
+    res = simple_evaluate(model=Replay(answers["oracle"]), tasks=["finindices"], task_manager=manager, apply_chat_template=True)
+    out["chat"] = res["results"]["finindices"]["accuracy,none"]
+    out["seen_chat"] = seen
     print("RESULT " + json.dumps(out))
 ''')
 
@@ -87,3 +95,7 @@ def test_lm_eval_loads_and_scores_the_exported_task(tmp_path):
     row = rows[doc_id]
     assert row["messages"][0]["content"] in prompt and row["messages"][-1]["content"] in prompt
     assert gen_kwargs["until"] == [] and gen_kwargs["max_gen_toks"] == 8192 and gen_kwargs["do_sample"] is False
+    # --apply_chat_template: the model gets exactly the dataset's messages (system + user), as `ledgerlm eval` sends them
+    assert out["chat"] == 1.0 and len(out["seen_chat"]) == len(rows)
+    for doc_id, prompt, _ in out["seen_chat"]:
+        assert json.loads(prompt) == rows[doc_id]["messages"], doc_id
