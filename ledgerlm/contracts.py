@@ -259,7 +259,7 @@ class EvalRecord(Row):
 
     OPEN: ClassVar[bool] = True
     id: str
-    prompt: str | list[Message]
+    prompt: str | list[Message] | None  # None: the run did not log prompts (lm-eval --log_samples off)
     response: str | None
     reasoning: str | None
     answer_text: str | None

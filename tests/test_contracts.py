@@ -28,11 +28,12 @@ def dataset(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def oracle_run(dataset, tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=["--log_samples", None], ids=["log_samples", "no_prompts"])
+def oracle_run(request, dataset, tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("contracts") / "oracle"
-    assert cli.main(["eval", "--benchmark", "finindices", "--model", "oracle", "--data", str(dataset),
-                     "--split", "train", "--out", str(run)]) == 0
+    flags = [request.param] if request.param else []
+    assert cli.main(["eval", "--model", "oracle", "--tasks", "finindices", "--data", str(dataset),
+                     "--output_path", str(run), *flags]) == 0
     return run
 
 
@@ -57,7 +58,7 @@ def test_oracle_eval_samples_are_eval_records_and_reserialize(oracle_run, datase
     path = oracle_run / "samples.jsonl"
     lines = _lines(path)
     records = read_jsonl(path, EvalRecord)
-    assert len(records) == len(lines) == len(_lines(dataset / "train.jsonl"))
+    assert len(records) == len(lines) == len(_lines(dataset / "test.jsonl"))
     assert [r.to_json() for r in records] == lines
     assert all(r.score == 1 for r in records)  # the oracle answers with the worked solution
     assert all("answer" in r.extra for r in records)  # FinIndices' own fields travel in `extra`
@@ -177,3 +178,17 @@ def test_synth_refuses_to_write_a_row_that_breaks_contract_4():
     assert json.loads(sample_line(SAMPLE)) == SAMPLE
     with pytest.raises(InputError, match=r"generated sample 's1'; field 'decimals': \"2\" is not an integer"):
         sample_line({**SAMPLE, "decimals": "2"})
+
+
+@pytest.mark.slow
+def test_macrolens_eval_records_reserialize(tmp_path):
+    """Another benchmark's rows (float scores, its own fields in `extra`): MacroLens naive baseline on the fixture."""
+    run = tmp_path / "ml"
+    assert cli.main(["eval", "--model", "baseline:naive", "--tasks", "macrolens_t1,macrolens_t6", "--data", "fixture",
+                     "--limit", "4", "--output_path", str(run)]) == 0
+    files = sorted(run.glob("*/samples.jsonl"))
+    assert len(files) == 2
+    for path in files:
+        records = read_jsonl(path, EvalRecord)
+        assert records and [r.to_json() for r in records] == _lines(path)
+        assert all(isinstance(r.score, float) for r in records if r.error_reason is None)
