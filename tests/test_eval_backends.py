@@ -64,6 +64,15 @@ def test_hf_batched_equals_sequential_greedy(tiny_model):
     assert [c.text for c in sampler.generate(batch, params)] == batched  # left padding does not change greedy outputs
 
 
+def test_hf_prompt_over_max_model_len_is_one_item_error(tiny_model):
+    sampler = make_backend(f"hf:{tiny_model}", max_model_len="40", batch_size=4)
+    batch = [[{"role": "user", "content": "hi"}], [{"role": "user", "content": "word " * 60}], [{"role": "user", "content": "ok"}]]
+    out = sampler.generate(batch, GenerationParams(max_tokens=2), items=[{"id": "a"}, {"id": "fi-long"}, {"id": "c"}])
+    assert out[1].finish_reason == "error" and "fi-long" in out[1].error and "max_model_len 40" in out[1].error
+    assert out[1].prompt_tokens >= 40 and out[0].error is None and out[2].error is None and 0 < out[0].completion_tokens <= 2
+    assert make_backend(f"hf:{tiny_model}").max_model_len == 2048  # default: the config's max_position_embeddings
+
+
 def oracle_responder(rows):
     by_prompt = {r["messages"][-1]["content"]: r for r in rows}
     return lambda body: {"content": by_prompt[body["messages"][-1]["content"]]["solution"]}

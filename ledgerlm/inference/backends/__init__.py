@@ -56,7 +56,8 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {
     "hf": Backend("ledgerlm.inference.backends.hf", "HFSampler",
-                  {"peft": str, "device": str, "dtype": str, "batch_size": int, "trust_remote_code": _bool, "revision": str}),
+                  {"peft": str, "device": str, "dtype": str, "batch_size": int, "trust_remote_code": _bool, "revision": str,
+                   "max_model_len": int}),
     "vllm": Backend("ledgerlm.inference.backends.vllm", "VLLMSampler",
                     {"tensor_parallel_size": int, "max_model_len": int, "gpu_memory_utilization": float,
                      "trust_remote_code": _bool, "dtype": str, "peft": str, "max_lora_rank": int, "revision": str,

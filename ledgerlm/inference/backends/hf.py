@@ -2,6 +2,8 @@
 
     ledgerlm eval --benchmark finindices --model hf:Qwen/Qwen3-0.6B --data runs/data --out runs/qwen --batch-size 8
 
+A prompt that leaves no room in `max_model_len` (default: the model config's max_position_embeddings)
+becomes one error Completion naming the item and both lengths; the rest of the batch runs.
 A PEFT adapter is applied with `peft=ADAPTER_DIR`. Remote code is never trusted unless
 `trust_remote_code=True` is passed explicitly. Sampling (temperature > 0) seeds torch with the
 params' seed before each batch; greedy decoding is deterministic without it.
@@ -19,7 +21,8 @@ from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 class HFSampler:
     def __init__(self, path: str, *, peft: str | None = None, device: str | None = None, dtype: str | None = None,
-                 batch_size: int = 8, trust_remote_code: bool = False, revision: str | None = None):
+                 batch_size: int = 8, trust_remote_code: bool = False, revision: str | None = None,
+                 max_model_len: int | None = None):
         self.model_id = f"hf:{path}" + (f"+peft:{peft}" if peft else "")
         self.batch_size = int(batch_size)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -37,6 +40,7 @@ class HFSampler:
 
             model = PeftModel.from_pretrained(model, peft)
         self.model = model.to(self.device).eval()
+        self.max_model_len = max_model_len or getattr(self.model.config, "max_position_embeddings", None)
         eos = self.model.generation_config.eos_token_id
         eos = eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id]
         self.eos_ids = {int(e) for e in eos if e is not None}
@@ -45,10 +49,19 @@ class HFSampler:
         """The exact prompt string the model sees (also the cache key's prompt)."""
         return self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
 
-    def generate(self, batch: list[Messages], params: GenerationParams, *, tools: list[dict] | None = None, **kwargs: Any) -> list[Completion]:
+    def generate(self, batch: list[Messages], params: GenerationParams, *, tools: list[dict] | None = None,
+                 items: list[dict] | None = None, **kwargs: Any) -> list[Completion]:
         prompts = [self.render(m, tools) for m in batch]
-        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))  # similar lengths share a batch
         results: list[Completion | None] = [None] * len(prompts)
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))  # similar lengths share a batch
+        if self.max_model_len:
+            lengths = [len(ids) for ids in self.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+            for i, n in enumerate(lengths):
+                if n >= self.max_model_len:
+                    name = (items[i].get("id") if items and isinstance(items[i], dict) else None) or f"request {i}"
+                    results[i] = Completion(text="", finish_reason="error", prompt_tokens=n,
+                                            error=f"{name}: prompt of {n} tokens does not fit max_model_len {self.max_model_len}")
+            order = [i for i in order if results[i] is None]
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             for i, completion in zip(chunk, self._generate_batch([prompts[i] for i in chunk], params)):
