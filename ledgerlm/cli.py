@@ -8,6 +8,7 @@ dispatches, so `ledgerlm --help` stays fast (nothing heavy is imported until a c
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from ledgerlm import __version__
@@ -26,7 +27,7 @@ COMMANDS = {
     "distill": ("ledgerlm.synth.distill.cli:main", "teacher trajectories verified by the scorer"),
     # evaluator (evaluate/)
     "eval": ("ledgerlm.evaluate.cli:eval_main", "evaluate a model on finindices / macrolens / epsbench"),
-    "score": ("ledgerlm.evaluate.cli:score_main", "score saved model outputs offline"),
+    "score": ("ledgerlm.evaluate.score:main", "score saved model outputs offline"),
     "compare": ("ledgerlm.evaluate.compare:main", "paired deltas with significance between two runs"),
     "report": ("ledgerlm.evaluate.report:main", "markdown + plots for one or more runs"),
     "epsbench": ("ledgerlm.evaluate.epsbench.cli:main", "EPSBench tools: calc, build-schema, build-instances"),
@@ -92,7 +93,14 @@ def _usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # `ledgerlm statements … | head`: the reader left; stop quietly like other CLI tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
+        return 141
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0
@@ -120,11 +128,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `ledgerlm statements … | head`: the reader left; stop quietly like other CLI tools
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
-        return 141
 
 
 if __name__ == "__main__":

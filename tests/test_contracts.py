@@ -192,3 +192,37 @@ def test_macrolens_eval_records_reserialize(tmp_path):
         records = read_jsonl(path, EvalRecord)
         assert records and [r.to_json() for r in records] == _lines(path)
         assert all(isinstance(r.score, float) for r in records if r.error_reason is None)
+
+
+# ---------------------------------------------------------------- property: any contract-valid row round-trips
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_text = st.text(max_size=20)
+_number = st.one_of(st.integers(-10**12, 10**12), st.floats(allow_nan=False, allow_infinity=False))
+_messages = st.lists(st.fixed_dictionaries({"role": st.sampled_from(["system", "user"]), "content": _text}), min_size=1, max_size=3)
+_single = st.fixed_dictionaries({"id": _text, "paradigm": st.just("single"), "messages": _messages,
+                                 "answer": st.one_of(_number, st.just("Insufficient information"))},
+                                optional={"decimals": st.integers(0, 6), "hint": st.one_of(st.booleans(), st.none()),
+                                          "traps": st.lists(st.fixed_dictionaries({"kind": st.sampled_from(
+                                              ["distractor_period", "parent_distractor", "deficiency"]), "detail": _text})),
+                                          "context_formats": st.lists(st.sampled_from(["text", "json", "html", "latex"]))})
+_table = st.fixed_dictionaries({"id": _text, "paradigm": st.just("table"), "messages": _messages,
+                                "answer": st.lists(st.lists(st.one_of(_number, st.none()), min_size=1), min_size=1)},
+                               optional={"answer_format": st.sampled_from(["html_table", "json", "tuple_list"])})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_single, _table))
+def test_any_valid_sample_round_trips(row):
+    parsed = Sample.from_dict(row, "gen line 1")
+    assert parsed.to_dict() == row and list(parsed.to_dict()) == list(row)
+    assert parsed.to_json() == json.dumps(row, ensure_ascii=False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(_single, _table), st.sampled_from(["id", "paradigm", "messages", "decimals", "hint"]),
+       st.one_of(st.just([1]), st.just({"a": 1}), st.just(2.5)))
+def test_a_wrongly_typed_field_is_named(row, field, value):
+    with pytest.raises(InputError) as err:
+        Sample.from_dict({**row, field: value}, "gen line 7")
+    assert "gen line 7" in str(err.value) and f"field '{field}" in str(err.value)
