@@ -113,3 +113,17 @@ def test_cli_and_bad_input_is_one_error_line(tmp_path, capsys):
     assert not (tmp_path / "no").exists()  # nothing written
     with pytest.raises(InputError, match="only FinIndices"):
         export(data, tmp_path / "m", "macrolens_t1")
+
+
+def test_the_official_release_sample_exports(tmp_path):
+    """The paper's release format (tests/data/finindices_release, read by the adapter) exports too: one doc per hint variant."""
+    from pathlib import Path
+
+    release = Path(__file__).parent / "data" / "finindices_release" / "test.jsonl"
+    path = export(release, tmp_path / "rel", "finindices_nohint")
+    docs = [json.loads(line) for line in open(path.with_suffix(".jsonl"), encoding="utf-8")]
+    assert len(docs) == 5 and all(d["id"].endswith(":nohint") and d["system"] == "" and "提示" not in d["user"] for d in docs)
+    utils = _utils(path.parent)
+    numbers = [d for d in docs if d["answer_format"] == "number"]
+    assert numbers and all(utils.process_results(d, [f"Final answer: {json.loads(d['answer_json'])}"])["accuracy"] == 1.0 for d in numbers)
+    assert all(utils.process_results(d, ["Final answer: 7777777"])["accuracy"] == 0.0 for d in numbers)
