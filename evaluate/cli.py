@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 from pathlib import Path
 
 from ledgerlm.errors import InputError
@@ -234,3 +235,7 @@ def _wants_task_list(argv: list[str]) -> bool:
 
 def score_main(argv: list[str]) -> int:
     return _main(argv, "ledgerlm score", "add_score_args", "run_score")
+
+
+if __name__ == "__main__":
+    sys.exit(eval_main(sys.argv[1:]))
