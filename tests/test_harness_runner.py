@@ -236,3 +236,34 @@ def test_progress_without_a_terminal_is_one_line_per_batch(echo, tmp_path, capsy
     lines = capsys.readouterr().err.splitlines()
     assert [line.split(" (")[0] for line in lines] == ["echo", "echo", "echo"]
     assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["32/70", "64/70", "70/70"]
+
+
+class Flaky(Counting):
+    """Every third prompt gets a transport error on the first pass."""
+    model_id = "flaky"
+
+    def __init__(self, fail: bool):
+        super().__init__()
+        self.fail = fail
+
+    def generate(self, batch, params, **kwargs):
+        self.prompts += [m[-1]["content"] for m in batch]
+        return [Completion(text="", finish_reason="error", error="ConnectError: refused")
+                if self.fail and int(m[-1]["content"].split()[1]) % 3 == 0 else Completion(text=m[-1]["content"].removeprefix("say "))
+                for m in batch]
+
+
+def test_rows_without_an_answer_are_asked_again_on_resume(echo, tmp_path, capsys):
+    SAMPLERS["script:f"] = Flaky(fail=True)
+    results, code = evaluate(config(tmp_path / "f", "script:f", limit=9, max_failed_fraction=0.5))
+    assert code == 0 and results["partial"] is True and results["backend_failures"]["failed"] == 3
+    assert "3 of 9 items got no answer from flaky" in capsys.readouterr().err
+    SAMPLERS["script:f"] = retry = Flaky(fail=False)
+    results, code = evaluate(config(tmp_path / "f", "script:f", limit=9, max_failed_fraction=0.5))
+    assert retry.prompts == ["say 0", "say 3", "say 6"] and results["results"]["echo"]["match"] == 1.0 and "partial" not in results
+
+
+def test_an_output_path_that_is_a_file_is_one_error(echo, tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(InputError, match="--output_path must be a folder"):
+        evaluate(config(tmp_path / "f", "script:x"))

@@ -78,6 +78,8 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
     if not config.tasks:
         raise InputError("no tasks given", field="--tasks")
     out = Path(config.output_path)
+    if out.exists() and not out.is_dir():
+        raise InputError("--output_path must be a folder (results.json, samples.jsonl, cache.jsonl go there)", path=str(out))
     benchmarks = []
     for task in config.tasks:
         _, cls = resolve_task(task)
