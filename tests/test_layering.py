@@ -366,3 +366,25 @@ def test_every_command_module_answers_help_under_python_m(tmp_path):
         out = subprocess.run([sys.executable, "-m", spec.split(":")[0], "--help"], capture_output=True, text=True,
                              cwd=tmp_path, timeout=300)
         assert out.returncode == 0 and "usage" in out.stdout.lower(), (name, out.stderr[-500:])
+
+
+HEAVY = ("torch", "transformers", "vllm", "trl", "peft", "datasets", "matplotlib", "ray", "deepspeed", "accelerate")
+
+
+def test_command_modules_import_no_heavy_optional_package(tmp_path):
+    """Importing every command's module (what `ledgerlm NAME --help` does) loads none of the heavy optional
+    packages: they are imported inside the function that needs them."""
+    import json
+    import subprocess
+    import sys
+
+    from ledgerlm.cli import COMMANDS
+
+    modules = sorted({spec.split(":")[0] for spec, _ in COMMANDS.values()})
+    code = ("import importlib, json, sys\nfound = {}\n"
+            f"for m in {modules!r}:\n    before = set(sys.modules)\n    importlib.import_module(m)\n"
+            f"    new = {{k.split('.')[0] for k in set(sys.modules) - before}} & set({HEAVY!r})\n"
+            "    if new: found[m] = sorted(new)\nprint(json.dumps(found))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout) == {}, f"command modules importing heavy packages at import time: {out.stdout}"
