@@ -29,7 +29,7 @@ def test_example_benchmark_runs_end_to_end_through_the_cli(arith, tmp_path, caps
     assert results["results"]["arith"] == {"alias": "arith", "n": 6, "exact_match": 1.0, "exact_match_n": 6,
                                            "exact_match_stderr": None, "exact_match_ci": None}
     assert results["versions"] == {"arith": 1} and results["higher_is_better"] == {"arith": {"exact_match": True}}
-    assert results["config"]["model"] == "oracle" and results["config"]["seed"] == 0
+    assert results["config"]["model"] == "oracle" and results["model"] == "oracle" and results["config"]["seed"] == 0
     assert [s["id"] for s in samples] == [f"add-{k}" for k in range(1, 7)]
     assert [s["extracted"] for s in samples] == [5, 42, 0, 1234, 42, -7]  # the items' a + b
     assert samples[0]["prompt"] == [{"role": "user", "content": "What is 2 + 3? Answer with the number."}]

@@ -81,7 +81,7 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
     if out.exists() and not out.is_dir():
         raise InputError("--output_path must be a folder (results.json, samples.jsonl, cache.jsonl go there)", path=str(out))
     benchmarks = []
-    for task in config.tasks:
+    for task in dict.fromkeys(config.tasks):  # a task named twice runs once
         _, cls = resolve_task(task)
         benchmarks.append((task, cls(task, seed=config.seed, data=config.data, **config.task_args)))
     spec, options = model_spec(config.model, config.model_args, config.batch_size)
@@ -246,7 +246,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     samples = [scored[i] for i in ids]
     summary = bench.summarize(samples, ctx)
     timing = {"wall_s": round(time.perf_counter() - began, 3), **counts}
-    results = _task_results(bench.task, bench, summary, samples, n_original, config, spec, options, params, timing)
+    results = _task_results(bench.task, bench, summary, samples, n_original, config, spec, options, params, timing, ctx.model_id)
     write_run(folder, results, samples)
     if summary.text:
         print(summary.text)
@@ -302,7 +302,7 @@ def _same_request_kind(instances: list[dict], requests: list[Request]):
 
 
 def _task_results(task: str, bench: Benchmark, summary: Summary, samples: list[dict], n_original: int, config: RunConfig,
-                  spec: str, options: dict[str, Any], params: GenerationParams, timing: dict) -> dict[str, Any]:
+                  spec: str, options: dict[str, Any], params: GenerationParams, timing: dict, model_id: str) -> dict[str, Any]:
     flat: dict[str, Any] = {"alias": task, "n": len(samples)}
     for name, metric in summary.metrics.items():
         flat.update(metric.flat(name))
@@ -310,6 +310,7 @@ def _task_results(task: str, bench: Benchmark, summary: Summary, samples: list[d
     bench_config = detail.pop("config", None) or bench.config()
     run_config = {**bench_config, **_run_config(config, spec, options), "generation": params.as_dict()}
     return {
+        "model": model_id,  # the sampler's id (a benchmark's detail may name it too)
         **detail,
         "task": task,
         "results": {task: flat},
