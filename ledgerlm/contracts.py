@@ -315,7 +315,7 @@ def _checker(tp: Any) -> Checker:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (Union, types.UnionType):
         options = [_checker(a) for a in args]
-        label = " or ".join(_describe(a) for a in args)
+        label = _describe_union(args)
 
         def check_union(value: Any, path: str):
             problems = []
@@ -400,8 +400,14 @@ def _describe(tp: Any) -> str:
     if origin is Literal:
         return f"one of {list(typing.get_args(tp))}"
     if origin in (Union, types.UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
+        return _describe_union(typing.get_args(tp))
     return _name(tp)
+
+
+def _describe_union(args: tuple) -> str:
+    """'a number or null' (int next to float says nothing more: JSON has one number type)."""
+    args = tuple(a for a in args if not (a is int and float in args))
+    return " or ".join(dict.fromkeys(_describe(a) for a in args))
 
 
 def _show(value: Any) -> str:
