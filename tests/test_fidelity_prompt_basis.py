@@ -72,7 +72,8 @@ def test_cached_synth_stores_take_the_period_s_own_duration(cached_stores, ticke
     assert store.quarter_columns is False
     assert store.reported(ticker, concept, report).value == ytd_filed  # the YTD / FY figure the report shows
     d = store.value(ticker, concept, quarter)
-    assert "not additive" in d.steps[-1]  # net income / time-weighted shares, from the YTD reports
+    assert "not additive" in d.steps[-2]  # net income / time-weighted shares, from the YTD reports,
+    assert "rounded to 2 decimals" in d.steps[-1]  # then to the cent the filing reports its 3-month EPS at
     for f in d.inputs:  # every input is what its report shows, on its report's own duration
         assert f.value == store.reported(ticker, f.concept, f.report).value, f
     assert not any(f.concept == concept for f in d.inputs)  # never the 3-month EPS itself

@@ -91,7 +91,9 @@ def _period_steps(v) -> list[str]:
     out = []
     for step in v.trace:
         if step["kind"] == "fact":
-            derived = [s for s in step.get("steps", []) if " = " in s and ("-" in s.split(" = ")[1] or "+" in s.split(" = ")[1])]
+            # arithmetic steps: YTD differences and sums, and ratios (quarter EPS = net income / shares, rounded to the filed cent)
+            derived = [s for s in step.get("steps", [])
+                       if " = " in s and any(op in s.split(" = ")[1] for op in ("-", "+", " / ", " rounded to "))]
             out += derived
     return list(dict.fromkeys(out))
 

@@ -14,7 +14,8 @@ no-hint prompts state them too (without the formula), so a question never has tw
   (1 - income tax / pretax income), the effective rate applied as reported also for loss-makers;
 - invested capital = parent equity + interest-bearing debt (CAS equity method);
 - working-capital change = ending - beginning (current assets - current liabilities);
-- per-share values on the latest stock-split basis; quarter shares as filed (3-month) else time-weighted.
+- per-share values on the latest stock-split basis; quarter shares as filed (3-month) else time-weighted; quarter EPS =
+  net income / those shares, to the filed cent where the filing reports a 3-month EPS.
 
 `fill_defaults(registry)` also derives each index's accepted period kinds, its no-hint flag and its
 Chinese hint (the formula written with the Chinese names of its lines and indices) where the YAML gives none.
@@ -67,9 +68,11 @@ NOTES = [
      "营运资本变动 = 期末营运资本 − 期初营运资本（营运资本 = 流动资产 − 流动负债）。"),
     ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
                "of a standalone quarter are its three-month figure as filed, else time-weighted from the year-to-date "
-               "reports (Q4 and TTM alike); EPS and share counts are never added or subtracted.",
+               "reports (Q4 and TTM alike); a standalone quarter's EPS is net income / those shares, rounded to the cent where the "
+               "filing reports that quarter's three-month EPS (the filed figure); EPS and share counts are never added or subtracted.",
      "每股指标与股数统一按最新一期报告的拆股口径；单季度加权平均股数取报告披露的三个月数，未披露时按累计期间数据时间加权"
-     "（第四季度及 TTM 同此）；每股收益与股数不做加减。"),
+     "（第四季度及 TTM 同此）；单季度每股收益 = 单季度净利润 / 上述股数，报告披露该季度三个月每股收益时四舍五入至 0.01（即披露数）；"
+     "每股收益与股数不做加减。"),
 ]
 _OPERATOR_KEYS = {"begin": {"begin", "avg"}, "standalone": {"standalone", "quarter"}}
 _SHARE_CONCEPTS = {"shares_basic", "shares_diluted"}

@@ -22,7 +22,7 @@ import datetime as dt
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Iterable
 
 import pandas as pd
@@ -37,6 +37,7 @@ EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}  # E
 QUARTER_COLUMNS = frozenset({*EPS_SHARES, *EPS_SHARES.values()})  # non-additive lines read from the 3-month column
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
+_AS_FILED_RE = re.compile(r"as filed (-?[\d.]+) / ([\d.]+) =")  # a per-share figure rescaled for a split (splits.py)
 ANNUAL_DAYS = (350, 380)
 QUARTER_DAYS = (80, 100)
 DAYS_PER_QUARTER = 365.25 / 4
@@ -592,8 +593,8 @@ class FactStore:
                 return three_months
         if (kind == "per_share" and concept in EPS_SHARES or kind == "shares") and not as_reported:
             d = self._eps(company, concept, p, scope) if kind == "per_share" else self._weighted_shares(company, concept, p, scope)
-            if p.kind == "Q" and not self.quarter_columns:
-                self._check_against_filed(company, concept, p, scope, kind, d)
+            if p.kind == "Q":
+                d = self._against_filed(company, concept, p, scope, kind, d)
             return d
         if p.kind == "FY" or (p.kind == "TTM" and q == 4):
             d = self._ytd(company, concept, ReportKey(y, 4), scope)
@@ -645,19 +646,37 @@ class FactStore:
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {p.label} (three months, as reported in the {report.label} report) = "
                                                     f"{_fmt(ref.value)}" + self._basis_note(company, concept, ref)])
 
-    def _check_against_filed(self, company: str, concept: str, p: Period, scope: str, kind: str, d: Derived) -> None:
-        """LedgerError when a derived quarter figure misses the filed 3-month one beyond its rounding."""
+    def _against_filed(self, company: str, concept: str, p: Period, scope: str, kind: str, d: Derived) -> Derived:
+        """A derived standalone-quarter figure held against the three-month figure its own report files (10-Q; 10-K
+        for Q4), when the filing has one. EPS is then rounded to the precision the filing reports it at (the cent):
+        the derived quarter stands for the filed 3-month EPS, so it must equal it (SNOW FY2023Q2 basic EPS
+        -222,806,000 / 318,356,771.74 time-weighted shares = -0.699863 -> -0.70, as filed; the YoY of unrounded quarters,
+        (-0.699863 - -0.637246) / 0.637246 = -9.83 %, differs from the filed cents' (-0.70 - -0.64) / 0.64 = -9.375 %). LedgerError when the derived figure does not round to the filed one (shares: > 1 % off):
+        then the filer contradicts what the year-to-date reports give."""
         cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None:
-            return
-        if kind == "per_share":
-            k = float(m.group(1)) if (m := re.search(r"/ ([\d.]+) =", cell.note)) else 1.0  # back to the filing's basis
-            off = abs(d.value - cell.value) * k > 0.005 + 1e-9  # must round to the filed cent
-        else:
-            off = abs(d.value - cell.value) > 0.01 * abs(cell.value)
-        if off:
+            return d
+        if kind != "per_share":
+            if abs(d.value - cell.value) > 0.01 * abs(cell.value):
+                raise LedgerError(f"{company}: {concept} {p.label} derived from the year-to-date reports ({d.value:.6g}) misses the "
+                                  f"filed three-month figure ({cell.value:.6g}): not derivable from what the reports show")
+            return d
+        k, filed = _filed_basis(cell)
+        places = _decimal_places(filed)
+        quantum = Decimal(1).scaleb(-places)
+        rounded = (Decimal(repr(d.value)) * k).quantize(quantum, rounding=ROUND_HALF_UP)
+        if rounded != Decimal(repr(filed)).quantize(quantum, rounding=ROUND_HALF_UP):
             raise LedgerError(f"{company}: {concept} {p.label} derived from the year-to-date reports ({d.value:.6g}) misses the "
                               f"filed three-month figure ({cell.value:.6g}): not derivable from what the reports show")
+        value = float(round(rounded / k, 6))  # on the latest share basis, at the 6 decimals rescaled figures keep
+        if k == 1:
+            step = (f"{concept} {p.label} = {d.value:.6g} rounded to {places} decimals = {value:.{places}f} (EPS is reported to "
+                    f"{'the cent' if places == 2 else f'{places} decimals'}; the {p.label} report states its three-month EPS)")
+        else:
+            step = (f"{concept} {p.label} = {d.value:.6g} = {d.value * float(k):.6g} / {k} on the basis of the {p.label} report, "
+                    f"rounded to {places} decimals there = {rounded} / {k} = {_fmt(value)} (EPS is reported to "
+                    f"{'the cent' if places == 2 else f'{places} decimals'}; the {p.label} report states its three-month EPS)")
+        return Derived(value, d.unit, d.inputs, d.steps + [step])
 
     def _report_days(self, company: str, report: ReportKey) -> int:
         """Days the report's year-to-date window covers (fiscal-year start to the report's end date)."""
@@ -761,6 +780,21 @@ class FactStore:
             if stmt == statement:
                 ordered.append(concept)
         return sorted(ordered, key=lambda c: (order.get(c, len(order)), c))
+
+
+def _filed_basis(cell: _Cell) -> tuple[Decimal, float]:
+    """(split factor k, the figure as its filing showed it) of a per-share cell: a rescaled cell's note reads
+    "as filed 5.98 / 10 = 0.598 on the latest share basis (...)"; k = 1 for a cell on its own filing's basis."""
+    m = _AS_FILED_RE.search(cell.note)
+    if m is None:
+        return Decimal(1), cell.value
+    return Decimal(m.group(2)), float(m.group(1))
+
+
+def _decimal_places(filed: float) -> int:
+    """Decimals a filed per-share figure is reported to: at least 2 (the cent; -0.7 is -0.70), more when it shows more."""
+    exponent = Decimal(repr(float(filed))).normalize().as_tuple().exponent
+    return max(2, min(6, -int(exponent)))
 
 
 def _exact(expr: str, *terms: float) -> float:
