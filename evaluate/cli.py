@@ -28,7 +28,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.runner import BACKEND_FAILED, MAX_FAILED_FRACTION, check_backend_failures, transport_error  # noqa: F401 (re-exported)
 
 BENCHMARKS = {
-    "finindices": "ledgerlm.evaluate.finindices.bench",
+    "finindices": "ledgerlm.evaluate.finindices.benchmark",
     "macrolens": "ledgerlm.evaluate.macrolens.bench",
     "epsbench": "ledgerlm.evaluate.epsbench.bench",
 }

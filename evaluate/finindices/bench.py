@@ -1,8 +1,8 @@
-"""FinIndices scoring pieces, the pre-harness `--benchmark finindices` eval flags, and `ledgerlm score`.
+"""FinIndices scoring pieces (per-sample row, detailed results) and the pre-harness `--benchmark finindices` eval flags.
 
     ledgerlm eval --model oracle --tasks finindices --data runs/data --output_path runs/oracle --limit 50
     ledgerlm eval --benchmark finindices --model oracle --data runs/data --out runs/oracle   # pre-harness flags, same runner
-    ledgerlm score --benchmark finindices --predictions preds.jsonl --out runs/scored
+    ledgerlm score --benchmark finindices --predictions preds.jsonl --out runs/scored   # benchmark.run_score
 
 `ledgerlm eval` runs FinIndices through the harness runner (`evaluate/finindices/benchmark.py`,
 `evaluate/harness/`); `add_eval_args` are the pre-harness flags, translated onto it by
@@ -21,12 +21,9 @@ from collections import Counter
 from typing import Any
 
 import ledgerlm
-from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
-from ledgerlm.evaluate.finindices import adapter
 from ledgerlm.evaluate.finindices.scoring import DEFICIENT, FORMAT_ERRORS, PARSE_ERRORS, SCORER_VERSION, score_response
 from ledgerlm.inference.reasoning import split_reasoning
-from ledgerlm.evaluate.runfiles import read_jsonl, write_run
 from ledgerlm.inference.sampling import Completion, GenerationParams
 from ledgerlm.evaluate.tasks import TaskSpec
 
@@ -66,40 +63,6 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lenient-precision", action="store_true",
                         help="round predictions to the asked decimals before comparing (ledgerlm's variant; the paper's ≈ is symbolic "
                              "equality, so extra non-zero decimals are wrong). Recorded in results.json")
-
-
-def add_score_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--predictions", required=True, help="JSONL: contract-4 rows, each with the model's raw text in `response`, or the samples.jsonl of a `ledgerlm eval` run")
-    parser.add_argument("--out", required=True, help="folder for results.json and samples.jsonl")
-    parser.add_argument("--model", default="predictions", help="model name recorded in results.json")
-    parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
-    parser.add_argument("--lenient-precision", action="store_true",
-                        help="round predictions to the asked decimals before comparing (not the paper's ≈); recorded in results.json")
-
-
-def run_score(args: argparse.Namespace) -> int:
-    began = time.perf_counter()
-    rows = read_jsonl(args.predictions)
-    records = []
-    for n, raw in enumerate(rows):
-        if "response" not in raw:
-            raise InputError(f"row {raw.get('id', n)!r} has no model output", path=str(args.predictions), field="response")
-        if "messages" not in raw and isinstance(raw.get("prompt"), list):  # a samples.jsonl written by `ledgerlm eval`
-            if raw.get("decimals") is None:
-                raise InputError(f"row {raw.get('id', n)!r} looks like an eval samples.jsonl row but has no 'decimals' (written "
-                                 "by an older ledgerlm); give the dataset rows with the model text in `response`",
-                                 path=str(args.predictions), field="decimals")
-            raw = {**raw, "messages": raw["prompt"]}
-        row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test", file=args.predictions), "response": raw.get("response")}
-        adapter._checked(row, args.predictions)
-        completion = Completion(text=row.get("response") or "", reasoning=row.get("reasoning_content"))
-        records.append(score_record(row, completion, lenient_precision=args.lenient_precision))
-    config = {"predictions": str(args.predictions), "lenient_precision": args.lenient_precision}
-    results = summarize(records, model=args.model, config=config, n_boot=args.n_boot,
-                        timing={"wall_s": time.perf_counter() - began})
-    write_run(args.out, results, records)
-    print(format_summary(results))
-    return 0
 
 
 def select_rows(rows: list[dict], task: TaskSpec, hint_mode: str | None, limit: int | None) -> list[dict]:

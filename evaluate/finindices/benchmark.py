@@ -14,14 +14,18 @@ view gives each proportion with its Wilson 95% interval (`<metric>_ci`) and stde
 """
 from __future__ import annotations
 
+import argparse
 import math
+import time
 from typing import Any
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.finindices import adapter
-from ledgerlm.evaluate.finindices.bench import format_summary, score_record, select_rows, summarize
+from ledgerlm.evaluate.finindices.bench import add_eval_args, format_summary, score_record, select_rows, summarize  # noqa: F401 (add_eval_args: cli)
 from ledgerlm.evaluate.harness.base import Benchmark, Metric, Request, RunContext, Summary
+from ledgerlm.evaluate.harness.runner import write_scored
+from ledgerlm.evaluate.runfiles import read_jsonl
 from ledgerlm.evaluate.tasks import list_tasks, load_task
 from ledgerlm.inference.sampling import Completion
 
@@ -102,3 +106,40 @@ def _proportion(k: int, n: int) -> Metric:
     bootstrap CIs kept under `metrics`, which are the pre-harness numbers)."""
     estimate = stats.wilson_ci(int(k), n)
     return Metric(value=k / n if n else None, n=n, stderr=_stderr(k / n, n) if n else None, ci=(estimate.ci_low, estimate.ci_high))
+
+
+# ---- `ledgerlm score --benchmark finindices` (and the pre-harness eval flags, for `ledgerlm eval --benchmark finindices`) ----
+
+def add_score_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--predictions", required=True, help="JSONL: contract-4 rows, each with the model's raw text in `response`, or the samples.jsonl of a `ledgerlm eval` run")
+    parser.add_argument("--out", required=True, help="folder for results.json and samples.jsonl")
+    parser.add_argument("--model", default="predictions", help="model name recorded in results.json")
+    parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
+    parser.add_argument("--lenient-precision", action="store_true",
+                        help="round predictions to the asked decimals before comparing (not the paper's ≈); recorded in results.json")
+
+
+def run_score(args: argparse.Namespace) -> int:
+    began = time.perf_counter()
+    rows = read_jsonl(args.predictions)
+    records = []
+    for n, raw in enumerate(rows):
+        if "response" not in raw:
+            raise InputError(f"row {raw.get('id', n)!r} has no model output", path=str(args.predictions), field="response")
+        if "messages" not in raw and "prompt" in raw and raw.get("prompt") is None and "decimals" in raw:
+            raise InputError(f"row {raw.get('id', n)!r} is a samples.jsonl row without its prompt: rerun `ledgerlm eval` with "
+                             "--log_samples to rescore it", path=str(args.predictions), field="prompt")
+        if "messages" not in raw and isinstance(raw.get("prompt"), list):  # a samples.jsonl written by `ledgerlm eval`
+            if raw.get("decimals") is None:
+                raise InputError(f"row {raw.get('id', n)!r} looks like an eval samples.jsonl row but has no 'decimals' (written "
+                                 "by an older ledgerlm); give the dataset rows with the model text in `response`",
+                                 path=str(args.predictions), field="decimals")
+            raw = {**raw, "messages": raw["prompt"]}
+        row = raw if "messages" in raw else {**adapter.from_official(raw, n, "test", file=args.predictions), "response": raw.get("response")}
+        adapter._checked(row, args.predictions)
+        completion = Completion(text=row.get("response") or "", reasoning=row.get("reasoning_content"))
+        records.append(score_record(row, completion, lenient_precision=args.lenient_precision))
+    bench = FinIndices("finindices", data=str(args.predictions), lenient_precision=args.lenient_precision)
+    write_scored(bench, records, args.out, model_id=args.model, bootstrap_iters=args.n_boot, began=began,
+                 extra_config={"predictions": str(args.predictions), "lenient_precision": args.lenient_precision})
+    return 0

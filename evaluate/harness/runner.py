@@ -258,6 +258,25 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     return TaskRun(task, bench, folder, _load_json(folder / RESULTS) or results, code)
 
 
+def write_scored(bench: Benchmark, samples: list[dict], out: str | Path, *, model_id: str, seed: int = 0,
+                 bootstrap_iters: int = 10_000, extra_config: dict[str, Any] | None = None, began: float | None = None) -> dict[str, Any]:
+    """`ledgerlm score`: results.json (same layout as `ledgerlm eval`'s) + samples.jsonl for rows scored offline."""
+    def no_generation(*_a: Any, **_k: Any) -> list[Completion]:
+        raise RuntimeError("offline scoring generates nothing")
+
+    params = GenerationParams()
+    ctx = RunContext(seed=seed, params=params, bootstrap_iters=bootstrap_iters, model_id=model_id, generate=no_generation)
+    summary = bench.summarize(samples, ctx)
+    config = RunConfig(model=model_id, tasks=[bench.task], output_path=out, seed=seed, bootstrap_iters=bootstrap_iters)
+    timing = {"wall_s": round(time.perf_counter() - began, 3)} if began is not None else {}
+    results = _task_results(bench.task, bench, summary, samples, len(samples), config, model_id, {}, params, timing, model_id)
+    results["config"].update(extra_config or {})
+    write_run(out, results, samples)
+    if summary.text:
+        print(summary.text)
+    return results
+
+
 def _line(row: dict) -> str:
     return redact_text(clean_text(json.dumps(row, ensure_ascii=False))) + "\n"
 
