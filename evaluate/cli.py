@@ -85,7 +85,9 @@ def eval_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=None, help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the official release)")
     p.add_argument("--task_args", "--task-args", default="", metavar="K=V,...",
                    help="benchmark options, e.g. finindices: split=dev,hint=nohint,lenient_precision=true,field_map=FILE")
-    p.add_argument("--batch_size", "--batch-size", type=int, default=None, help="conversations per generate call (hf; default 8)")
+    p.add_argument("--batch_size", "--batch-size", type=_batch_size, default=None,
+                   help="conversations per generate call (hf; default 8); `auto` = the backend's default")
+    p.add_argument("--device", default=None, help="hf: cpu | cuda | cuda:1 (default: cuda when available); same as model_args device=")
     p.add_argument("--output_path", "--output-path", "-o", required=True, help="run folder: results.json, samples.jsonl, cache.jsonl")
     p.add_argument("--log_samples", "--log-samples", action="store_true",
                    help="keep each sample's prompt in samples.jsonl (the other per-sample fields are always logged: resume, compare and report read them)")
@@ -106,6 +108,18 @@ def eval_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _batch_size(text: str) -> int | None:
+    if text == "auto" or text.startswith("auto:"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or auto, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def run_config(args: argparse.Namespace):
     """RunConfig from parsed lm-eval-style arguments."""
     from ledgerlm.evaluate import stats
@@ -115,7 +129,10 @@ def run_config(args: argparse.Namespace):
     limit = args.limit
     if limit is not None and limit >= 1:
         limit = int(limit)
-    return RunConfig(model=args.model, model_args=parse_kv(args.model_args, "--model_args"), tasks=_task_list(args.tasks),
+    model_args = parse_kv(args.model_args, "--model_args")
+    if args.device is not None:
+        model_args.setdefault("device", args.device)
+    return RunConfig(model=args.model, model_args=model_args, tasks=_task_list(args.tasks),
                      output_path=args.output_path, data=args.data, task_args=parse_kv(args.task_args, "--task_args"),
                      batch_size=args.batch_size, limit=limit, seed=args.seed, gen_kwargs=parse_kv(args.gen_kwargs, "--gen_kwargs"),
                      log_samples=args.log_samples, apply_chat_template=True, use_cache=not args.no_cache, resume=not args.no_resume,

@@ -267,3 +267,18 @@ def test_an_output_path_that_is_a_file_is_one_error(echo, tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(InputError, match="--output_path must be a folder"):
         evaluate(config(tmp_path / "f", "script:x"))
+
+
+def test_cli_flags_reach_the_run_config():
+    from ledgerlm.evaluate.cli import eval_parser, run_config
+
+    args = eval_parser().parse_args(["--model", "hf", "--model_args", "pretrained=m,dtype=bfloat16", "--tasks", "finindices,macrolens_t2",
+                                     "--batch_size", "auto", "--device", "cuda:1", "--limit", "0.5", "--seed", "7",
+                                     "--gen_kwargs", "temperature=0,max_gen_toks=64", "--output_path", "o", "--log_samples"])
+    cfg = run_config(args)
+    assert cfg.model_args == {"pretrained": "m", "dtype": "bfloat16", "device": "cuda:1"} and cfg.batch_size is None
+    assert cfg.tasks == ["finindices", "macrolens_t2"] and cfg.limit == 0.5 and cfg.seed == 7 and cfg.log_samples
+    assert cfg.gen_kwargs == {"temperature": 0, "max_gen_toks": 64}
+    assert run_config(eval_parser().parse_args(["--model", "oracle", "--tasks", "t", "-o", "o", "--limit", "8"])).limit == 8
+    with pytest.raises(SystemExit):
+        eval_parser().parse_args(["--model", "hf", "--tasks", "t", "-o", "o", "--batch_size", "0"])
