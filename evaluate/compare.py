@@ -95,11 +95,12 @@ def _loss_value(value: Any) -> float | None:
     return float(value)
 
 
-def _per_instance(samples: list[dict], metric: str, aggregate: str) -> dict[str, dict]:
-    """id -> {"score": loss or None, "rows": k, "fields": first row}; repeated ids fold by `aggregate` (null = +inf)."""
+def _per_instance(samples: list[dict], metric: str, aggregate: str, key: str = "id") -> dict[str, dict]:
+    """instance -> {"score": loss or None, "rows": k, "fields": first row}; rows of one instance (same `key`: the
+    id, or the field results.json names in `score_instance_key`, e.g. EPSBench's runs s1..s3) fold by `aggregate` (null = +inf)."""
     grouped: dict[str, list[dict]] = {}
     for s in samples:
-        grouped.setdefault(str(s["id"]), []).append(s)
+        grouped.setdefault(str(s.get(key, s["id"])), []).append(s)
     fold = stats.STATISTICS.get(aggregate)
     if fold is None:
         raise InputError(f"score_aggregate must be one of {sorted(stats.STATISTICS)}, got {aggregate!r}", field="score_aggregate")
@@ -114,7 +115,8 @@ def _per_instance(samples: list[dict], metric: str, aggregate: str) -> dict[str,
 def _compare_losses(run_a, run_b, results_a: dict, results_b: dict, samples_a: list[dict], samples_b: list[dict],
                     by: Sequence[str] | None, n_boot: int, seed: int, metric: str) -> dict[str, Any]:
     aggregate = results_b.get("score_aggregate") or results_a.get("score_aggregate") or "median"
-    a, b = _per_instance(samples_a, metric, aggregate), _per_instance(samples_b, metric, aggregate)
+    key = results_b.get("score_instance_key") or results_a.get("score_instance_key") or "id"
+    a, b = _per_instance(samples_a, metric, aggregate, key), _per_instance(samples_b, metric, aggregate, key)
     ids = [i for i in a if i in b]
     if by is None:
         by = results_b.get("group_by", results_a.get("group_by", []))

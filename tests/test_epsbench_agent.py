@@ -128,8 +128,19 @@ def test_scripted_openai_server_end_to_end(docs: Path, tmp_path: Path):
     results = json.loads((out / "results.json").read_text())
     assert results["n_records"] == 2 and results["n_format_failures"] == 1 and results["format_compliance"] == 0.5
     samples = {json.loads(x)["id"]: json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()}
-    assert samples["GOOGL_2026Q1"]["pde"] == pytest.approx(abs(expected["eps"] - 5.11) / RELEASE.prices["GOOGL_2026Q1"])
-    assert samples["ADBE_2025Q4"]["pde"] is None and samples["ADBE_2025Q4"]["format_ok"] is False
+    assert samples["GOOGL_2026Q1@s1"]["pde"] == pytest.approx(abs(expected["eps"] - 5.11) / RELEASE.prices["GOOGL_2026Q1"])
+    assert samples["ADBE_2025Q4@s1"]["pde"] is None and samples["ADBE_2025Q4@s1"]["format_ok"] is False
+    assert samples["GOOGL_2026Q1@s1"]["instance"] == "GOOGL_2026Q1" and samples["GOOGL_2026Q1@s1"]["record"] == record
+    # the one runner wrote it: lm-eval-style results with n beside every score, the completion cache, resume
+    assert results["results"]["epsbench"]["format_compliance_n"] == 2 and results["primary_metric"] == {"epsbench": "pde_median"}
+    assert results["higher_is_better"]["epsbench"]["pde_median"] is False and (out / "cache.jsonl").is_file()
+    # offline re-scoring of the run's samples.jsonl gives the same numbers
+    from ledgerlm.evaluate.cli import score_main
+
+    assert score_main(["--benchmark", "epsbench", "--predictions", str(out / "samples.jsonl"), "--out", str(tmp_path / "re")]) == 0
+    again = json.loads((tmp_path / "re" / "results.json").read_text())
+    assert {k: again[k] for k in ("pde_median", "n_records", "instance_pde", "compliance")} == \
+        {k: results[k] for k in ("pde_median", "n_records", "instance_pde", "compliance")}
 
 
 def test_tiny_hf_model_end_to_end(tokenizer_json: Path, tmp_path: Path):

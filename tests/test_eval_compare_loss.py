@@ -113,8 +113,12 @@ def macrolens_runs(tmp_path_factory):
     target and T4 answers `d` off it (re-scored by `ledgerlm score`); T1 rows unchanged (ties)."""
     root = tmp_path_factory.mktemp("ml")
     assert ledgerlm(["eval", "--benchmark", "macrolens", "--tasks", "T1,T2,T4", "--ladder", "A,E", "--model", "baseline:naive",
-                     "--data", str(cached_fixture_dir()), "--out", str(root / "A"), "--budget", "all=6", "--horizon", "5",
+                     "--data", str(cached_fixture_dir()), "--out", str(root / "A_eval"), "--budget", "all=6", "--horizon", "5",
                      "--b-min", "50", "--b-max", "50"]) == 0
+    rows = [r for t in ("t1", "t2", "t4") for r in read_jsonl(root / "A_eval" / f"macrolens_{t}" / "samples.jsonl")]  # one folder per task
+    (root / "A.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert ledgerlm(["score", "--benchmark", "macrolens", "--predictions", str(root / "A.jsonl"), "--out", str(root / "A"),
+                     "--b-min", "50", "--b-max", "50"]) == 0  # the three tasks' rows as one run folder
     rows = read_jsonl(root / "A" / "samples.jsonl")
     offsets = {}
     for k, row in enumerate(r for r in rows if r["task"] == "T4"):

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.epsbench.calculator import Schema, calculate, operating_node, pretax_node
@@ -94,8 +94,17 @@ def start_conversation(instance: Instance, schema: Schema, toolbox: Toolbox, run
 
 def run_conversations(sampler: Sampler, conversations: list[Conversation], params: GenerationParams, config: AgentConfig,
                       native: bool, on_round=None) -> list[Conversation]:
-    """Step every unfinished conversation once per round until all are done or out of turns;
-    `on_round(round, active, done)` is called before each round (progress)."""
+    """Every conversation to its end (see `iter_conversations`), in their original order."""
+    for _ in iter_conversations(sampler.generate, conversations, params, config, native, on_round):
+        pass
+    return conversations
+
+
+def iter_conversations(generate: Callable[..., list], conversations: list[Conversation], params: GenerationParams,
+                       config: AgentConfig, native: bool, on_round=None) -> Iterator[Conversation]:
+    """Step every unfinished conversation once per round (one `generate(batch, params[, tools=])` call for all
+    of them) until all are done or out of turns, yielding each as it ends; `on_round(round, active, done)`
+    is called before each round (progress). The harness passes its cached, counted `ctx.generate`."""
     limit = config.max_turns if config.max_turns is not None else SAFETY_TURNS
     for round_ in range(limit):
         active = [c for c in conversations if not c.done]
@@ -104,16 +113,18 @@ def run_conversations(sampler: Sampler, conversations: list[Conversation], param
         if on_round is not None:
             on_round(round_ + 1, len(active), len(conversations) - len(active))
         kwargs = {"tools": active[0].toolbox.specs()} if native else {}
-        completions = sampler.generate([c.messages for c in active], params, **kwargs)
+        completions = generate([c.messages for c in active], params, **kwargs)
         for conv, comp in zip(active, completions):
             conv.usage["requests"] += 1
             conv.usage["input_tokens"] += comp.prompt_tokens
             conv.usage["output_tokens"] += comp.completion_tokens
             _advance(conv, comp, native)
+            if conv.done:
+                yield conv
     for conv in conversations:
         if not conv.done:
             conv.done, conv.error = True, f"no final answer within {limit} model requests"
-    return conversations
+            yield conv
 
 
 def _advance(conv: Conversation, comp, native: bool) -> None:

@@ -1,12 +1,15 @@
-"""EPSBench in the shared evaluator: `ledgerlm eval` and `ledgerlm score --benchmark epsbench`.
+"""EPSBench's pre-harness flags and offline scoring: `ledgerlm eval/score --benchmark epsbench`.
 
-    ledgerlm eval --benchmark epsbench --model openai:gpt-4o-mini --docs DOCS --out runs/eps --runs 3
+    ledgerlm eval --tasks epsbench --model openai --model_args model=gpt-4o-mini --data DOCS --output_path runs/eps  # harness
+    ledgerlm eval --benchmark epsbench --model openai:gpt-4o-mini --docs DOCS --out runs/eps --runs 3               # same run
     ledgerlm score --benchmark epsbench --predictions runs/eps --out runs/eps/scored [--exclude-flagged]
 
 Paper: "EPSBench: Benchmarking LLM Agents for Earnings Forecasting" (release JadeXu16/epsbench,
-data CC BY 4.0, embedded under release/). eval writes, per run, `RUN/<s1..sN>/records/<TICKER>/<FQ>/
-t-1.record.json` (the release's layout and record format) and then scores them; score reads such a
-folder (or a JSONL of records) and writes results.json + samples.jsonl + tables.md (the paper's far-instance,
+data CC BY 4.0, embedded under release/). The benchmark is `benchmark.EPSBench` on the one runner
+(the agent loop is its request/response protocol); `--benchmark epsbench` flags are translated onto it
+(`legacy_config`) and the run is then also written in the release's layout, `RUN/<s1..sN>/records/<TICKER>/
+<FQ>/t-1.record.json` + trajectory.json, with tables.md. score reads such a folder, a JSONL of records or a
+run's samples.jsonl and writes results.json + samples.jsonl + tables.md (the paper's far-instance,
 stage-decomposition and naive-baseline tables, evaluate/epsbench/analyses.py).
 
 Defaults follow the paper: 3 runs per instance (instance PDE = their median), no turn cap beyond the
@@ -24,15 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from ledgerlm.errors import InputError
+from ledgerlm.evaluate.epsbench.benchmark import CONDITIONS, finish_results, information_condition, summary_line  # noqa: F401 (re-exported)
 from ledgerlm.evaluate.epsbench.release import load_release
-from ledgerlm.evaluate.epsbench.scoring import sample_row, score_records, unreadable_line, wins_from_scores_csv
+from ledgerlm.evaluate.epsbench.scoring import N_BOOT, sample_row, score_records, unreadable_line
 from ledgerlm.evaluate.epsbench.validation import validate_release
-from ledgerlm.evaluate.runfiles import write_run
+from ledgerlm.evaluate.runfiles import read_jsonl, write_run
 
 RECORD_NAME = "t-1.record.json"
 
@@ -57,58 +60,55 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
-def run_eval(args: argparse.Namespace) -> int:
-    from ledgerlm.evaluate.epsbench.agent import AgentConfig, make_record, run_conversations, start_conversation, use_native_tools
-    from ledgerlm.evaluate.epsbench.tools import Toolbox
-    from ledgerlm.inference.sampling import GenerationParams, make_sampler
+def legacy_config(args: argparse.Namespace):
+    """The RunConfig of `ledgerlm eval --benchmark epsbench ...` (pre-harness flags; 2,000 bootstrap draws as before)."""
+    from ledgerlm.evaluate.harness.args import backend_options
+    from ledgerlm.evaluate.harness.runner import RunConfig
 
-    release = load_release(args.release)
     information = args.information or ("full" if args.docs else "none")
     if information != "none" and not args.docs:
         raise InputError(f"--information {information} needs --docs (a document folder laid out like the release's)", field="docs")
-    instances = [i for i in release.instances if not args.instances or i.id in set(args.instances)][: args.limit]
-    if not instances:
+    release = load_release(args.release)
+    chosen = [i.id for i in release.instances if not args.instances or i.id in set(args.instances)][: args.limit]
+    if not chosen:
         raise InputError("no instances selected", field="instances")
-    options = {"base_url": args.base_url} if args.base_url else {}
-    sampler = make_sampler(args.model, **options)
-    native = use_native_tools(args.model, args.tool_protocol)
-    config = AgentConfig(information=information, max_turns=args.max_turns, protocol=args.tool_protocol)
-    out = Path(args.out)
-    for k in range(1, args.runs + 1):
-        run = f"s{k}"
-        params = GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed + k - 1)
-        convs = [start_conversation(i, release.schema(i.id), Toolbox(release.schema(i.id), i, args.docs, information), run, native)
-                 for i in instances]
-        began = time.time()
-        progress = lambda r, active, done, run=run: print(  # noqa: E731  one line per round: long runs show progress
-            f"epsbench: run {run} round {r}: {active} conversations active, {done}/{len(convs)} finished "
-            f"({time.time() - began:.0f} s)", file=sys.stderr, flush=True)
-        for conv in run_conversations(sampler, convs, params, config, native, on_round=progress):
-            iid = conv.instance.id
-            record = make_record(conv, release.truth.get(iid), args.model, (release.consensus or {}).get(iid))
-            path = out / run / "records" / conv.instance.ticker / conv.instance.fiscal_quarter / RECORD_NAME
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(record, indent=2), encoding="utf-8")
-            (path.parent / "trajectory.json").write_text(json.dumps(conv.messages, indent=1), encoding="utf-8")
-    config_info = {"model": args.model, "information": information, "runs": args.runs, "max_turns": args.max_turns,
-                   "max_tokens": args.max_tokens, "temperature": args.temperature, "native_tools": native, "docs": args.docs}
-    config_info["information_condition"] = information_condition(information)
-    return _score_and_write(release, out, out, args.exclude_flagged, args.seed, config_info, runs=[f"s{k}" for k in range(1, args.runs + 1)])
+    allowed = backend_options(args.model.partition(":")[0])
+    model_args = {"base_url": args.base_url} if args.base_url and allowed is not None and "base_url" in allowed else {}
+    task_args = {"release": args.release, "information": information, "runs": args.runs,
+                 "instances": chosen if (args.instances or args.limit) else None, "max_turns": args.max_turns,
+                 "tool_protocol": args.tool_protocol, "exclude_flagged": args.exclude_flagged or None}
+    return RunConfig(model=args.model, model_args=model_args, tasks=["epsbench"], output_path=args.out, data=args.docs,
+                     task_args={k: v for k, v in task_args.items() if v is not None}, seed=args.seed,
+                     gen_kwargs={"max_gen_toks": args.max_tokens, "temperature": args.temperature}, bootstrap_iters=N_BOOT,
+                     log_samples=True, progress=False)
 
 
-# the paper's information conditions (Table 3) and the release's configuration suffixes
-CONDITIONS = {
-    "full": ("full", "all sources: filings, the prior earnings call and news (the main experiment)"),
-    "filings": ("filings_only", "source removal: news removed (filings and transcripts only)"),
-    "news": ("news_only", "source removal: filings and transcripts removed (news only)"),
-    "none": ("neither", "source removal: news and filings/transcripts both removed (schema only)"),
-}
+def run_eval(args: argparse.Namespace) -> int:
+    from ledgerlm.evaluate.harness.runner import evaluate
+
+    _, code = evaluate(legacy_config(args))
+    write_release_layout(Path(args.out))
+    return code
 
 
-def information_condition(information: str) -> dict[str, str]:
-    name, text = CONDITIONS[information]
-    return {"information": information, "release_config_suffix": name, "paper_condition": text,
-            "source_removal": information != "full"}
+def write_release_layout(out: Path) -> int:
+    """The release's layout from a run's samples.jsonl: <run>/records/<TICKER>/<FQ>/t-1.record.json + trajectory.json, and tables.md."""
+    from ledgerlm.evaluate.epsbench.analyses import to_markdown
+
+    n = 0
+    for row in read_jsonl(out / "samples.jsonl"):
+        record = row.get("record")
+        if not isinstance(record, dict):
+            continue
+        path = out / row["run"] / "records" / str(record["ticker"]) / str(record["fiscal_quarter"]) / RECORD_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=2), encoding="utf-8")
+        (path.parent / "trajectory.json").write_text(json.dumps(row.get("trajectory") or [], indent=1), encoding="utf-8")
+        n += 1
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    if results.get("tables"):
+        (out / "tables.md").write_text(to_markdown(results["tables"]), encoding="utf-8")
+    return n
 
 
 def add_score_args(parser: argparse.ArgumentParser) -> None:
@@ -144,6 +144,8 @@ def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
                 record = unreadable_line(path, n, f"line is not JSON ({err.msg})")
             if not isinstance(record, dict):
                 record = unreadable_line(path, n, f"line is not a JSON object ({type(record).__name__})")
+            elif isinstance(record.get("record"), dict):  # a harness run's samples.jsonl row: the record it carries
+                record = {**record["record"], "run": record.get("run", record["record"].get("run", "s1"))}
             yield str(record.get("run", "s1")), record
         return
     if not path.is_dir():
@@ -159,27 +161,15 @@ def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: bool, seed: int, config: dict, runs=None) -> int:
-    from ledgerlm.evaluate.epsbench.analyses import all_tables, to_markdown
+    from ledgerlm.evaluate.epsbench.analyses import to_markdown
 
     flags = validate_release(release)
     results, rows = score_records(release, iter_records(predictions), flags, exclude_flagged=exclude_flagged, seed=seed, runs=runs)
-    results["config"] = {**config, "release": str(release.root), "exclude_flagged": exclude_flagged, "seed": seed}
-    if "information_condition" in config:
-        results["information_condition"] = config["information_condition"]
-    if release.consensus is None and config.get("release_config"):
-        results["consensus_from_scores_csv"] = wins_from_scores_csv(release.root / "data" / "scores.csv", config["release_config"])
-    grid = [i.id for i in release.instances if not (exclude_flagged and i.id in results["validation"]["flagged_instances"])]
-    results["tables"] = all_tables(release, rows, results["runs"], grid)
+    results = finish_results(release, results, rows, config, seed, exclude_flagged, config.get("release_config"))
     (Path(out)).mkdir(parents=True, exist_ok=True)
     (Path(out) / "tables.md").write_text(to_markdown(results["tables"]), encoding="utf-8")
-    results["score_direction"] = "lower is better (score = PDE, a fraction of price)"
-    # for `ledgerlm compare/report`: score is a loss; runs s1..sN of an instance fold by median (null = +inf)
-    results.update(score_kind="loss", score_name="PDE", score_aggregate="median", group_by=[])
     write_run(out, results, [sample_row(row) for row in rows])  # atomic; results.json last
-    pct = lambda v: "n/a" if v is None else f"{100 * v:.3f}%"  # noqa: E731
-    print(f"epsbench: {results['n_records']} records, {results['n_instances']} instances, median PDE {pct(results['pde_median'])}, "
-          f"coverage {results['coverage']}, format compliance {results['format_compliance']}, "
-          f"flagged {len(results['validation']['flagged_instances'])} -> {out / 'results.json'}", file=sys.stderr)
+    print(f"{summary_line(results)} -> {out / 'results.json'}", file=sys.stderr)
     for bad in results["unreadable_lines"]:
         print(f"epsbench: {bad['path']}:{bad['line']}: {bad['error']} (counted as a format failure)", file=sys.stderr)
     return 0

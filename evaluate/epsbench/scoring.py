@@ -126,6 +126,20 @@ def parse_record(record: Mapping[str, Any], run: str) -> Scored:
     return Scored(rid, str(record.get("run", run)), eps, p10, p90, not errors, "; ".join(errors) or None, usage=usage, raw=record)
 
 
+def score_row(release: Release, row: Scored, flags: list[str] | None = None) -> Scored:
+    """One parsed record against the release's truth and price: PDE, signed error, interval coverage and score."""
+    truth, price = release.truth.get(row.id), release.prices.get(row.id)
+    row.eps_actual, row.price, row.flags = (truth.eps if truth else None), price, list(flags or [])
+    if row.eps_actual is not None and price:
+        row.pde = pde(row.eps_pred, row.eps_actual, price)
+        if row.eps_pred is not None:
+            row.signed_error = signed_error(row.eps_pred, row.eps_actual, price)
+        if row.has_interval:
+            row.interval_covered = row.p10 <= row.eps_actual <= row.p90
+            row.interval_score = interval_score(row.p10, row.p90, row.eps_actual, price)
+    return row
+
+
 UNREADABLE = "_unreadable"  # marks a JSONL line that is not a JSON object (it names no instance)
 
 
@@ -158,16 +172,7 @@ def score_records(release: Release, records: Iterable[tuple[str, Mapping[str, An
             unknown.append(f"{row.id} (duplicate in run {row.run})")
             continue
         seen.add((row.id, row.run))
-        truth, price = release.truth.get(row.id), release.prices.get(row.id)
-        row.eps_actual, row.price, row.flags = (truth.eps if truth else None), price, flagged.get(row.id, [])
-        if row.eps_actual is not None and price:
-            row.pde = pde(row.eps_pred, row.eps_actual, price)
-            if row.eps_pred is not None:
-                row.signed_error = signed_error(row.eps_pred, row.eps_actual, price)
-            if row.has_interval:
-                row.interval_covered = row.p10 <= row.eps_actual <= row.p90
-                row.interval_score = interval_score(row.p10, row.p90, row.eps_actual, price)
-        rows.append(row)
+        rows.append(score_row(release, row, flagged.get(row.id, [])))
     runs = sorted(set(runs or []) | {r.run for r in rows})
     scored = [r for r in rows if not (exclude_flagged and r.flags)]
     grid = [i for i in known if not (exclude_flagged and i in flagged)]
@@ -330,7 +335,7 @@ def sample_row(row: Scored) -> dict[str, Any]:
     """One samples.jsonl row (non-finite numbers become null)."""
     finite = math.isfinite(row.pde)
     return {
-        "id": row.id, "run": row.run, "pde": row.pde if finite else None, "score": row.pde if finite else None,
+        "id": row.id, "instance": row.id, "run": row.run, "pde": row.pde if finite else None, "score": row.pde if finite else None,
         "signed_error": row.signed_error, "interval_covered": row.interval_covered, "interval_score": row.interval_score,
         "eps_pred": row.eps_pred, "eps_p10": row.p10, "eps_p90": row.p90, "eps_actual": row.eps_actual, "price": row.price,
         "format_ok": row.format_ok, "error": row.error, "flags": row.flags,

@@ -18,6 +18,7 @@ from ledgerlm.evaluate.harness.base import Benchmark
 REGISTRY: dict[str, Union[str, type[Benchmark]]] = {
     "finindices": "ledgerlm.evaluate.finindices.benchmark:FinIndices",
     "macrolens": "ledgerlm.evaluate.macrolens.benchmark:MacroLens",
+    "epsbench": "ledgerlm.evaluate.epsbench.benchmark:EPSBench",
 }
 
 
