@@ -91,6 +91,7 @@ class Edge:
     path: str  # relative to the repository
     line: int
     top: bool  # runs at import time (module level, outside `if TYPE_CHECKING:`)
+    script: bool = False  # inside the module's own command-line main (only run as `python -m`, where it is __main__)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.importer} -> {self.target}"
@@ -120,22 +121,31 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
 
 
 class _Collector(ast.NodeVisitor):
-    def __init__(self, module: str, is_package: bool, modules: dict[str, Path]):
+    def __init__(self, module: str, is_package: bool, modules: dict[str, Path], script_functions: set[str] = frozenset()):
         self.module, self.is_package, self.modules = module, is_package, modules
-        self.found: list[tuple[str, int, bool]] = []
+        self.script_functions = script_functions  # top-level functions only the `__main__` block calls
+        self.found: list[tuple[str, int, bool, bool]] = []
         self.depth = 0  # > 0 inside a function or a TYPE_CHECKING block
+        self.in_script = False
 
     def _add(self, name: str | None, line: int) -> None:
         target = _resolve(name, self.modules) if name else None
         if target and target != self.module:
-            self.found.append((target, line, self.depth == 0))
+            self.found.append((target, line, self.depth == 0, self.in_script))
 
     def _nested(self, node: ast.AST) -> None:
         self.depth += 1
         self.generic_visit(node)
         self.depth -= 1
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _nested
+    visit_AsyncFunctionDef = visit_Lambda = _nested
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        script = self.depth == 0 and node.name in self.script_functions
+        self.in_script = self.in_script or script
+        self._nested(node)
+        if script:
+            self.in_script = False
 
     def visit_If(self, node: ast.If) -> None:
         test = node.test
@@ -170,12 +180,44 @@ class _Collector(ast.NodeVisitor):
 def import_edges(repo: Path = REPO, roots: dict[str, str] = ROOTS) -> list[Edge]:
     modules = module_files(repo, roots)
     edges = []
+    trees = {module: ast.parse(path.read_text(encoding="utf-8"), filename=str(path)) for module, path in modules.items()}
+    used = _used_elsewhere(trees)
     for module, path in modules.items():
-        collector = _Collector(module, path.name == "__init__.py", modules)
-        collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        tree = trees[module]
+        script = {f for f in _script_functions(tree) if (module, f) not in used}
+        collector = _Collector(module, path.name == "__init__.py", modules, script)
+        collector.visit(tree)
         rel = str(path.relative_to(repo))
-        edges += [Edge(module, target, rel, line, top) for target, line, top in collector.found]
+        edges += [Edge(module, target, rel, line, top, script) for target, line, top, script in collector.found]
     return edges
+
+
+def _used_elsewhere(trees: dict[str, ast.Module]) -> set[tuple[str, str]]:
+    """(module, function) pairs another module imports by name or names as "module:function" (the
+    ledgerlm.cli command table): those functions run inside the imported module, never as `__main__`."""
+    used = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                used |= {(node.module, alias.name) for alias in node.names}
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("ledgerlm.") \
+                    and ":" in node.value:
+                used.add(tuple(node.value.split(":", 1)))
+    return used
+
+
+def _script_functions(tree: ast.Module) -> set[str]:
+    """Top-level functions called by the `if __name__ == "__main__":` block and by nothing else in the module.
+    Their imports run only when the module is the program (`python -m`, module name `__main__`): a tool's
+    main() in a low-level module may load the high-level loader without forming an import cycle."""
+    guard_calls, other_refs = set(), set()
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        is_guard = isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        (guard_calls if is_guard else other_refs).update(names)
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    return (guard_calls & defined) - other_refs
 
 
 def cycles(edges: list[Edge]) -> list[list[str]]:
@@ -251,12 +293,14 @@ def test_every_import_follows_the_layer_directions(edges):
 
 
 def test_no_import_cycle_at_import_time(edges):
-    found = cycles([e for e in edges if e.top])
+    found = cycles([e for e in edges if e.top and not e.script])
     assert not found, "import cycles (module-level imports):\n" + "\n".join(describe(c, edges) for c in found)
 
 
 def test_no_cycle_hidden_in_function_level_imports(edges):
-    """A function-level import that closes a cycle only hides it: with every import counted there is none."""
+    """A function-level import that closes a cycle only hides it: with every import counted there is none
+    (except the imports of a module's own command-line main, which run only when the module is `__main__`)."""
+    edges = [e for e in edges if not e.script]
     found = cycles(edges)
     assert not found, "cycles through function-level imports:\n" + "\n".join(describe(c, edges) for c in found)
 
@@ -388,3 +432,22 @@ def test_command_modules_import_no_heavy_optional_package(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout) == {}, f"command modules importing heavy packages at import time: {out.stdout}"
+
+
+def test_a_tools_main_is_exempt_from_cycles_only_when_nothing_else_calls_it(tmp_path):
+    (tmp_path / "synth" / "statements").mkdir(parents=True)
+    for init in ("synth", "synth/statements"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "synth/statements/low.py").write_text(
+        "def main():\n    from ledgerlm.synth.statements.high import load\n    return load()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n")
+    (tmp_path / "synth/statements/high.py").write_text("from ledgerlm.synth.statements.low import main as _unused\n"
+                                                       "def load():\n    return 1\n")
+    roots = {"ledgerlm.synth": "synth"}
+    assert cycles([e for e in import_edges(tmp_path, roots) if not e.script]) != []  # high imports main: not script-only
+    (tmp_path / "synth/statements/high.py").write_text("from ledgerlm.synth.statements import low\ndef load():\n    return 1\n")
+    edges = import_edges(tmp_path, roots)
+    assert [e.script for e in edges if e.importer.endswith("low")] == [True]
+    assert cycles([e for e in edges if not e.script]) == [] and cycles(edges) != []
+    (tmp_path / "synth/statements/other.py").write_text("COMMANDS = {'x': 'ledgerlm.synth.statements.low:main'}\n")
+    assert cycles([e for e in import_edges(tmp_path, roots) if not e.script]) != []  # a command: runs imported
