@@ -24,8 +24,16 @@ import json
 import sys
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from ledgerlm.errors import InputError
-from ledgerlm.evaluate.harness.runner import BACKEND_FAILED, MAX_FAILED_FRACTION, check_backend_failures, transport_error  # noqa: F401 (re-exported)
+from ledgerlm.evaluate import stats
+from ledgerlm.evaluate.harness.args import backend_options, parse_kv
+from ledgerlm.evaluate.harness.registry import all_tasks, get_benchmark
+from ledgerlm.evaluate.harness.runner import (BACKEND_FAILED, MAX_FAILED_FRACTION, RunConfig, check_backend_failures,  # noqa: F401
+                                              evaluate, transport_error)  # BACKEND_FAILED, transport_error: re-exported
+from ledgerlm.evaluate.tasks import task_rows
 
 BENCHMARKS = {
     "finindices": "ledgerlm.evaluate.finindices.benchmark",
@@ -42,9 +50,6 @@ ABOUT = {
 def task_table() -> list[dict]:
     """One row per runnable task: the task YAMLs (evaluate/tasks/<benchmark>/*.yaml), then registered
     benchmarks' tasks that have no YAML (e.g. a benchmark registered at run time)."""
-    from ledgerlm.evaluate.harness.registry import all_tasks, get_benchmark
-    from ledgerlm.evaluate.tasks import task_rows
-
     rows = task_rows()
     seen = {r["task"] for r in rows}
     for task, bench in all_tasks().items():
@@ -59,9 +64,6 @@ def print_tasks(benchmark: str | None = None, as_json: bool = False) -> int:
     if as_json:
         print(json.dumps(rows, indent=1))
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title="ledgerlm eval tasks", title_justify="left")
     for column in ("benchmark", "task", "select", "description"):
         table.add_column(column, overflow="fold")
@@ -122,10 +124,6 @@ def _batch_size(text: str) -> int | None:
 
 def run_config(args: argparse.Namespace):
     """RunConfig from parsed lm-eval-style arguments."""
-    from ledgerlm.evaluate import stats
-    from ledgerlm.evaluate.harness.args import parse_kv
-    from ledgerlm.evaluate.harness.runner import RunConfig
-
     limit = args.limit
     if limit is not None and limit >= 1:
         limit = int(limit)
@@ -156,8 +154,6 @@ def eval_main(argv: list[str]) -> int:
         return print_tasks(known.benchmark, known.json)
     if _has(argv, "--benchmark"):
         return _legacy_eval(argv)
-    from ledgerlm.evaluate.harness.runner import evaluate
-
     _, code = evaluate(run_config(eval_parser().parse_args(argv)))
     return code
 
@@ -169,20 +165,20 @@ def _has(argv: list[str], flag: str) -> bool:
 
 
 def _legacy_eval(argv: list[str]) -> int:
+    """`--benchmark NAME` flags, run on the harness runner: finindices via `legacy_finindices_config` here, macrolens and
+    epsbench via their module's `run_eval` (each builds a RunConfig from its own flags)."""
     name, module = _benchmark_module(argv, "ledgerlm eval")
-    if name != "finindices":  # not yet ported onto the harness: the benchmark's own loop
+    if name != "finindices":
         return _main(argv, "ledgerlm eval", "add_eval_args", "run_eval")
-    parser = argparse.ArgumentParser(prog="ledgerlm eval --benchmark finindices",
+    translate = legacy_finindices_config
+    parser = argparse.ArgumentParser(prog=f"ledgerlm eval --benchmark {name}",
                                      description="pre-harness flags, run by the harness runner; prefer `ledgerlm eval --model ... --tasks ...`")
     parser.add_argument("--benchmark", choices=sorted(BENCHMARKS), required=True)
     module.add_eval_args(parser)
     parser.add_argument("--max-failed-fraction", type=float, default=MAX_FAILED_FRACTION, metavar="F",
                         help=f"exit non-zero (3) when more than F of the samples got no answer from the backend "
                              f"(transport errors; default {MAX_FAILED_FRACTION}); any failure marks results.json partial")
-    args = parser.parse_args(argv)
-    from ledgerlm.evaluate.harness.runner import evaluate
-
-    _, code = evaluate(legacy_finindices_config(args))
+    _, code = evaluate(translate(parser.parse_args(argv)))
     return code
 
 
@@ -192,9 +188,6 @@ LEGACY_BACKEND_FLAGS = ("base_url", "api_key_env", "concurrency", "max_retries",
 
 def legacy_finindices_config(args: argparse.Namespace):
     """The RunConfig of `ledgerlm eval --benchmark finindices ...` (flags of another backend are dropped, as before)."""
-    from ledgerlm.evaluate.harness.args import backend_options
-    from ledgerlm.evaluate.harness.runner import RunConfig
-
     allowed = backend_options(args.model.partition(":")[0])
     model_args = {k: getattr(args, k) for k in LEGACY_BACKEND_FLAGS
                   if getattr(args, k) is not None and (allowed is None or k in allowed)}
@@ -241,7 +234,7 @@ def _main(argv: list[str], prog: str, add: str, run: str) -> int:
                                  f"(transport errors; default {MAX_FAILED_FRACTION}); any failure marks results.json partial")
     args = parser.parse_args(argv)
     code = getattr(module, run)(args)
-    if run == "run_eval" and code == 0:
+    if run == "run_eval" and code == 0:  # the module's RunConfig may not carry the flag: apply it to the written run
         code = check_backend_failures(Path(args.out), args.max_failed_fraction)
     return code
 

@@ -12,6 +12,7 @@ from dataclasses import fields
 from typing import Any
 
 from ledgerlm.errors import InputError
+from ledgerlm.inference import backends
 from ledgerlm.inference.sampling import GenerationParams
 
 MODEL_KINDS = ("hf", "vllm", "openai", "oracle", "wrong_unit")
@@ -79,8 +80,6 @@ def model_spec(model: str, model_args: dict[str, Any], batch_size: int | None = 
     them (never silently dropped). A spec of no backend (`baseline:naive`) is passed through as is, for
     a benchmark's own reference models (`Benchmark.make_sampler`).
     """
-    from ledgerlm.inference import backends
-
     args = {k: v for k, v in model_args.items() if v is not None}
     kind = model.partition(":")[0]
     table = getattr(backends, "BACKENDS", {})
@@ -100,7 +99,5 @@ def model_spec(model: str, model_args: dict[str, Any], batch_size: int | None = 
 
 def backend_options(kind: str) -> tuple[str, ...] | None:
     """The option names backend `kind` takes (the inference layer's BACKENDS table); None for a spec of no backend."""
-    from ledgerlm.inference import backends
-
     row = getattr(backends, "BACKENDS", {}).get(kind)
     return None if row is None else tuple(row.options)

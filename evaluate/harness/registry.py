@@ -14,6 +14,7 @@ from typing import Union
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.base import Benchmark
+from ledgerlm.evaluate.tasks import load_task
 
 REGISTRY: dict[str, Union[str, type[Benchmark]]] = {
     "finindices": "ledgerlm.evaluate.finindices.benchmark:FinIndices",
@@ -53,8 +54,6 @@ def resolve_task(task: str) -> tuple[str, type[Benchmark]]:
     if task in REGISTRY:
         return task, get_benchmark(task)
     if Path(task).suffix in (".yaml", ".yml") and Path(task).is_file():  # a task YAML outside evaluate/tasks/
-        from ledgerlm.evaluate.tasks import load_task
-
         owner = load_task(task).benchmark
         return owner, get_benchmark(owner)
     owner = all_tasks().get(task)

@@ -20,22 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.args import generation_params, model_spec
 from ledgerlm.evaluate.harness.base import Benchmark, Request, RunContext, Summary
 from ledgerlm.evaluate.harness.modelinfo import library_versions, model_fingerprint
 from ledgerlm.evaluate.harness.registry import resolve_task
 from ledgerlm.evaluate.runfiles import RESULTS, SAMPLES, SAMPLE_FIELDS, atomic_write_text, clean_text, redact_text, write_run
-from ledgerlm.inference.cache import generate_cached
-
-try:  # the inference layer's one completion cache (JSONL); older trees: the SQLite ResponseCache
-    from ledgerlm.inference.cache import CompletionCache as _Cache
-    CACHE = "cache.jsonl"
-except ImportError:  # pragma: no cover
-    from ledgerlm.inference.cache import ResponseCache as _Cache  # type: ignore[no-redef]
-    CACHE = "cache.sqlite"
+from ledgerlm.inference.cache import CompletionCache, generate_cached
 from ledgerlm.inference.sampling import Completion, GenerationParams, Sampler, make_sampler
 
+CACHE = "cache.jsonl"  # OUT/cache.jsonl: the completion cache, shared by the tasks of a run
 FINGERPRINT = ".harness_run.json"  # the configuration a task folder's samples.jsonl belongs to (resume guard)
 MAX_FAILED_FRACTION = 0.5  # of samples; a dead base_url fails every one
 BACKEND_FAILED = 3  # exit status of a run whose backend failed
@@ -144,9 +141,6 @@ def _load_json(path: Path) -> Any:
 
 def _progress(enabled: bool):
     """A rich progress bar on a terminal; elsewhere (logs, CI) one plain stderr line per scored batch."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     console = Console(stderr=True)
     if enabled and not console.is_terminal:
         return _LineProgress(console)
@@ -204,7 +198,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     atomic_write_text(folder / FINGERPRINT, json.dumps(fingerprint, indent=1) + "\n")
     rows_text = "".join(_line(done[i]) for i in ids if i in done)
     atomic_write_text(folder / SAMPLES, rows_text)
-    cache = _Cache(cache_path) if config.use_cache else None
+    cache = CompletionCache(cache_path) if config.use_cache else None
     counts = {"cached": 0, "generated": 0, "uncacheable": 0, "generate_s": 0.0, "resumed": len(done)}
 
     def generate(batch, params_: GenerationParams | None = None, *, tools=None, items=None) -> list[Completion]:
