@@ -92,6 +92,7 @@ class Edge:
     line: int
     top: bool  # runs at import time (module level, outside `if TYPE_CHECKING:`)
     script: bool = False  # inside the module's own command-line main (only run as `python -m`, where it is __main__)
+    typing_only: bool = False  # under `if TYPE_CHECKING:` (never executed)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.importer} -> {self.target}"
@@ -124,14 +125,18 @@ class _Collector(ast.NodeVisitor):
     def __init__(self, module: str, is_package: bool, modules: dict[str, Path], script_functions: set[str] = frozenset()):
         self.module, self.is_package, self.modules = module, is_package, modules
         self.script_functions = script_functions  # top-level functions only the `__main__` block calls
-        self.found: list[tuple[str, int, bool, bool]] = []
+        self.found: list[tuple[str, int, bool, bool, bool]] = []
+        self.third_party: set[str] = set()  # top-level packages this module imports at import time
         self.depth = 0  # > 0 inside a function or a TYPE_CHECKING block
         self.in_script = False
+        self.in_typing = False
 
     def _add(self, name: str | None, line: int) -> None:
         target = _resolve(name, self.modules) if name else None
         if target and target != self.module:
-            self.found.append((target, line, self.depth == 0, self.in_script))
+            self.found.append((target, line, self.depth == 0, self.in_script, self.in_typing))
+        elif name and not target and self.depth == 0 and not name.startswith("ledgerlm"):
+            self.third_party.add(name.split(".")[0])
 
     def _nested(self, node: ast.AST) -> None:
         self.depth += 1
@@ -151,7 +156,9 @@ class _Collector(ast.NodeVisitor):
         test = node.test
         if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
                 isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+            self.in_typing = True
             self._nested(node)
+            self.in_typing = False
         else:
             self.generic_visit(node)
 
@@ -161,6 +168,9 @@ class _Collector(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         base = node.module or ""
+        if not node.level and not base.startswith("ledgerlm"):
+            self._add(base, node.lineno)
+            return
         if node.level:
             parts = self.module.split(".") if self.is_package else self.module.split(".")[:-1]
             parts = parts[:len(parts) - node.level + 1]
@@ -188,8 +198,12 @@ def import_edges(repo: Path = REPO, roots: dict[str, str] = ROOTS) -> list[Edge]
         collector = _Collector(module, path.name == "__init__.py", modules, script)
         collector.visit(tree)
         rel = str(path.relative_to(repo))
-        edges += [Edge(module, target, rel, line, top, script) for target, line, top, script in collector.found]
+        edges += [Edge(module, target, rel, *flags) for target, *flags in collector.found]
+        THIRD_PARTY[(str(repo), module)] = collector.third_party
     return edges
+
+
+THIRD_PARTY: dict[tuple[str, str], set[str]] = {}  # (repo, module) -> packages imported at import time (filled by import_edges)
 
 
 def _used_elsewhere(trees: dict[str, ast.Module]) -> set[tuple[str, str]]:
@@ -451,3 +465,57 @@ def test_a_tools_main_is_exempt_from_cycles_only_when_nothing_else_calls_it(tmp_
     assert cycles([e for e in edges if not e.script]) == [] and cycles(edges) != []
     (tmp_path / "synth/statements/other.py").write_text("COMMANDS = {'x': 'ledgerlm.synth.statements.low:main'}\n")
     assert cycles([e for e in import_edges(tmp_path, roots) if not e.script]) != []  # a command: runs imported
+
+
+LAZY_OK = HEAVY  # lxml is not here: the statement loaders import it at module top, so it is loaded anyway
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def lazy_imports_that_could_be_at_top(edges: list[Edge], repo: Path = REPO) -> list[str]:
+    """Function-level imports of ledgerlm modules that need not be there: moving them to the module top
+    creates no import cycle (with every such import moved) and loads no heavy optional package (the
+    target's import-time imports, as they are now)."""
+    now, end = {}, {}
+    for e in edges:
+        if e.top and not e.script and not e.typing_only:
+            now.setdefault(e.importer, set()).add(e.target)
+        if not e.script and not e.typing_only:
+            end.setdefault(e.importer, set()).add(e.target)
+    heavy = {m for (r, m), pkgs in THIRD_PARTY.items() if r == str(repo) and pkgs & set(LAZY_OK)}
+    out = []
+    for e in edges:
+        if e.top or e.typing_only or _reach(now, e.target) & heavy:
+            continue
+        if e.script and e.importer in _reach(end, e.target):
+            continue  # a tool main() that must stay lazy: at the top it would close a cycle
+        out.append(f"{e}  (move to the module top: no cycle, nothing heavy)")
+    return list(dict.fromkeys(out))
+
+
+def test_internal_imports_sit_at_module_top(edges):
+    found = lazy_imports_that_could_be_at_top(edges)
+    assert not found, f"{len(found)} function-level ledgerlm imports could be at module top:\n" + "\n".join(found)
+
+
+def test_the_lazy_import_check_keeps_heavy_and_cycle_breaking_imports(tmp_path):
+    (tmp_path / "synth" / "x").mkdir(parents=True)
+    for init in ("synth", "synth/x"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "synth/x/gpu.py").write_text("import torch\n")
+    (tmp_path / "synth/x/low.py").write_text(
+        "def f():\n    from ledgerlm.synth.x import gpu\n\n\ndef g():\n    from ledgerlm.synth.x.plain import h\n\n\n"
+        "def main():\n    from ledgerlm.synth.x.high import load\n\n\nif __name__ == '__main__':\n    main()\n")
+    (tmp_path / "synth/x/plain.py").write_text("def h():\n    return 1\n")
+    (tmp_path / "synth/x/high.py").write_text("from ledgerlm.synth.x import low\ndef load():\n    return 1\n")
+    found = lazy_imports_that_could_be_at_top(import_edges(tmp_path, {"ledgerlm.synth": "synth"}), tmp_path)
+    assert found == ["synth/x/low.py:6: ledgerlm.synth.x.low -> ledgerlm.synth.x.plain  (move to the module top: no cycle, "
+                     "nothing heavy)"]

@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth import macrolens_t3
 from ledgerlm.synth.finindices import dataset
 from ledgerlm.synth.finindices.config import load_config
 from ledgerlm.synth.finindices.contexts import Builder
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--task" in argv and argv[argv.index("--task") + 1:][:1] == ["macrolens-t3"]:
         i = argv.index("--task")
-        return int(importlib.import_module("ledgerlm.synth.macrolens_t3").main(argv[:i] + argv[i + 2:]) or 0)
+        return int(macrolens_t3.main(argv[:i] + argv[i + 2:]) or 0)
     args = make_parser().parse_args(argv)
     if args.task != "finindices":
         raise InputError(f"unknown --task {args.task!r}: finindices | macrolens-t3", field="task")
