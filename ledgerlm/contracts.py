@@ -42,11 +42,15 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 class Message(TypedDict, total=False):
-    """One OpenAI chat message; `reasoning_content` only on assistant turns (contract 5)."""
+    """One OpenAI chat message; `reasoning_content` only on assistant turns (contract 5); `name`,
+    `tool_calls` and `tool_call_id` as in the OpenAI chat format (agent transcripts)."""
 
     role: Role
-    content: str
+    content: str | None
     reasoning_content: str | None
+    name: str
+    tool_calls: list[dict[str, Any]]
+    tool_call_id: str
 
 
 class Trap(TypedDict):
@@ -104,7 +108,7 @@ class Row:
                              path=here, field=unknown[0])
         missing = [name for name in _required(cls) if name not in data]
         if missing:
-            raise InputError(f"{cls.__name__} field(s) missing: {', '.join(map(repr, missing))}", path=here, field=missing[0])
+            raise InputError(f"{cls.__name__} row lacks field(s) {', '.join(map(repr, missing))}", path=here, field=missing[0])
         values = {}
         for name, value in data.items():
             check = checkers.get(name)
@@ -270,10 +274,13 @@ class EvalRecord(Row):
 
 
 def _check_roles(messages: list[Message], where: str | None) -> None:
+    """Sample and training messages: role and text content (null content is for agent transcripts only)."""
     for i, message in enumerate(messages):
         for key in REQUIRED_MESSAGE_KEYS:
             if key not in message:
                 raise InputError("a message needs role and content", path=where, field=f"messages[{i}].{key}")
+        if not isinstance(message["content"], str):
+            raise InputError("content must be a string", path=where, field=f"messages[{i}].content")
 
 
 # ---------------------------------------------------------------- field checkers (built once per class)

@@ -126,7 +126,7 @@ def test_bad_sample_fields_name_file_line_and_field(tmp_path, change, field, say
 def test_missing_required_field_and_broken_lines(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({k: v for k, v in SAMPLE.items() if k != "answer"}) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"line 1; field 'answer': Sample field\(s\) missing: 'answer'"):
+    with pytest.raises(InputError, match=r"line 1; field 'answer': Sample row lacks field\(s\) 'answer'"):
         read_jsonl(path, Sample)
     path.write_text('{"id": 1\n', encoding="utf-8")
     with pytest.raises(InputError, match="line 1 is not JSON"):
