@@ -91,12 +91,20 @@ def test_group_by_changes_the_breakdown_rows(tmp_path):
 
 
 def test_generation_kwargs_reach_generation_params(tmp_path):
-    spec = _task(tmp_path, generation_kwargs={"max_gen_toks": 77, "temperature": 0.6, "top_p": 0.9, "stop": ["</answer>"], "seed": 5})
+    from ledgerlm.evaluate.finindices.benchmark import FinIndices
+    from ledgerlm.evaluate.harness.args import generation_params as run_params
+
+    spec = _task(tmp_path, generation_kwargs={"max_gen_toks": 77, "temperature": 0.6, "top_p": 0.9, "stop": ["</answer>"]})
     no_cli = argparse.Namespace(max_tokens=None, temperature=None, top_p=None, seed=None)
     params = generation_params(spec, no_cli)
-    assert (params.max_tokens, params.temperature, params.top_p, params.stop, params.seed) == (77, 0.6, 0.9, ("</answer>",), 5)
+    assert (params.max_tokens, params.temperature, params.top_p, params.stop) == (77, 0.6, 0.9, ("</answer>",))
     cli = argparse.Namespace(max_tokens=10, temperature=None, top_p=None, seed=1)
     assert (generation_params(spec, cli).max_tokens, generation_params(spec, cli).seed, generation_params(spec, cli).temperature) == (10, 1, 0.6)
+    # through the one runner: the task's generation_kwargs are the defaults, --gen_kwargs and --seed go over them
+    defaults = FinIndices(str(spec.path), data="unused").generation_defaults()
+    run = run_params(defaults, {"max_gen_toks": 12}, 7)
+    assert (run.max_tokens, run.temperature, run.top_p, run.stop, run.seed) == (12, 0.6, 0.9, ("</answer>",), 7)
+    assert run_params(FinIndices("finindices", data="unused").generation_defaults(), {}, 0).max_tokens == 8192
 
 
 def test_select_picks_rows_and_cli_hint_overrides():
@@ -116,6 +124,7 @@ def test_select_picks_rows_and_cli_hint_overrides():
     ({"generation_kwargs": {"max_gen_toks": 0}}, "generation_kwargs.max_gen_toks"),
     ({"generation_kwargs": {"top_k": 5}}, "generation_kwargs.top_k"),
     ({"generation_kwargs": {"temperature": "hot"}}, "generation_kwargs.temperature"),
+    ({"generation_kwargs": {"seed": 3}}, "generation_kwargs.seed"),
     ({"group_by": "paradigm"}, "group_by"),
     ({"version": "3"}, "version"),
     ({"select": {"hint": [True]}}, "select"),

@@ -66,8 +66,7 @@ def lm_eval_config(spec: TaskSpec, data_file: Path) -> dict[str, Any]:
         "generation_kwargs": gen,
         "metric_list": [{"metric": m.name, "aggregation": m.aggregation, "higher_is_better": m.higher_is_better}
                         for m in spec.metrics if m.name not in NOT_IN_LM_EVAL],
-        "metadata": {"version": spec.version, "ledgerlm_task": spec.task, "answer_extraction": spec.answer_extraction,
-                     "seed": g.seed},
+        "metadata": {"version": spec.version, "ledgerlm_task": spec.task, "answer_extraction": spec.answer_extraction},
     }
 
 

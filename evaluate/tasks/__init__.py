@@ -24,8 +24,9 @@ YAML keys (nothing else is accepted):
   metrics: [NAME | {metric: NAME, higher_is_better: BOOL, aggregation: mean}]   names from
                              tasks.metrics.metrics_for; a stated direction must agree with the registry
   group_by: [field, ...]     fields of the per-sample records that scores are broken down by
-  generation_kwargs: {max_gen_toks, temperature, top_p, stop, seed}   (lm-eval names; max_gen_toks
-                             null = the benchmark's own default, e.g. MacroLens T1's horizon rule)
+  generation_kwargs: {max_gen_toks, temperature, top_p, stop}   (lm-eval names; max_gen_toks
+                             null = the benchmark's own default, e.g. MacroLens T1's horizon rule). No seed:
+                             the run's one --seed seeds every task (the runner owns it, as lm-eval's --seed)
 Bump `version` when scoring changes.
 
 A Benchmark (evaluate/harness) reads its task's YAML: `generation_defaults()` returns
@@ -52,7 +53,7 @@ TASKS_DIR = Path(__file__).resolve().parent
 BENCHMARKS = ("finindices", "macrolens", "epsbench")
 KEYS = frozenset({"task", "include", "benchmark", "version", "description", "dataset", "select", "answer_extraction",
                   "metrics", "group_by", "generation_kwargs"})
-GENERATION_KEYS = ("max_gen_toks", "temperature", "top_p", "stop", "seed")
+GENERATION_KEYS = ("max_gen_toks", "temperature", "top_p", "stop")
 DATASET_KEYS = frozenset({"split"})
 METRIC_KEYS = frozenset({"metric", "higher_is_better", "aggregation"})
 AGGREGATIONS = ("mean",)
@@ -65,11 +66,9 @@ class GenerationKwargs:
     temperature: float = 0.0
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
-    seed: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"max_gen_toks": self.max_gen_toks, "temperature": self.temperature, "top_p": self.top_p,
-                "stop": list(self.stop), "seed": self.seed}
+        return {"max_gen_toks": self.max_gen_toks, "temperature": self.temperature, "top_p": self.top_p, "stop": list(self.stop)}
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,7 @@ class TaskSpec:
         """GenerationParams from `generation_kwargs`; a non-None override (max_tokens / max_gen_toks, temperature,
         top_p, seed, stop) wins. `max_gen_toks: null` with no override keeps GenerationParams' default."""
         g = self.generation_kwargs
-        values = {"max_tokens": g.max_gen_toks, "temperature": g.temperature, "top_p": g.top_p, "seed": g.seed, "stop": g.stop}
+        values = {"max_tokens": g.max_gen_toks, "temperature": g.temperature, "top_p": g.top_p, "stop": g.stop, "seed": None}
         for key, value in overrides.items():
             key = "max_tokens" if key == "max_gen_toks" else key
             if key not in values:
@@ -283,6 +282,8 @@ def _generation(g: Any, bad) -> GenerationKwargs:
     g = {} if g is None else g
     if not isinstance(g, dict):
         raise bad("generation_kwargs", f"generation_kwargs must be a mapping, got {g!r}")
+    if "seed" in g:
+        raise bad("generation_kwargs.seed", "seed is not a task setting: the run's --seed seeds every task (remove the key)")
     unknown = set(g) - set(GENERATION_KEYS)
     if unknown:
         raise bad(f"generation_kwargs.{sorted(unknown)[0]}", f"unknown generation key(s) {sorted(unknown)} (allowed: {list(GENERATION_KEYS)})")
@@ -296,14 +297,11 @@ def _generation(g: Any, bad) -> GenerationKwargs:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high or (key == "top_p" and value == 0):
             raise bad(f"generation_kwargs.{key}", f"{key} must be a number in {'(0, 1]' if key == 'top_p' else '[0, 2]'}, got {value!r}")
         numbers[key] = float(value)
-    seed = g.get("seed", out.seed)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise bad("generation_kwargs.seed", f"seed must be an integer, got {seed!r}")
     stop = g.get("stop", [])
     stop = [stop] if isinstance(stop, str) else stop
     if not isinstance(stop, list) or not all(isinstance(s, str) and s for s in stop):
         raise bad("generation_kwargs.stop", f"stop must be a string or a list of non-empty strings, got {stop!r}")
-    return GenerationKwargs(max_gen_toks=max_gen_toks, stop=tuple(stop), seed=seed, **numbers)
+    return GenerationKwargs(max_gen_toks=max_gen_toks, stop=tuple(stop), **numbers)
 
 
 def task_rows(benchmark: str | None = None) -> list[dict[str, Any]]:
