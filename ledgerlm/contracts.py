@@ -434,10 +434,12 @@ def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool =
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
-def iter_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None) -> Iterator[Any]:
+def iter_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None, *,
+               numbered: bool = False) -> Iterator[Any]:
     """Rows of a JSONL file, one per non-blank line: dicts, `row_type` instances (a Row class: validated with
-    `from_dict`), or whatever a function `row_type(data, where)` returns (`where` = "FILE line N").
-    A line that is not JSON, or not a valid row, raises InputError naming the file and line."""
+    `from_dict`), or whatever a function `row_type(data, where)` returns (`where` = "FILE line N");
+    `(line number, row)` pairs with `numbered=True`. A line that is not JSON, or not a valid row, raises
+    InputError naming the file and line."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", path=str(path))
@@ -450,11 +452,12 @@ def iter_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] 
             except json.JSONDecodeError as err:
                 raise InputError(f"line {line_no} is not JSON ({err.msg})", path=str(path)) from None
             if isinstance(row_type, type) and issubclass(row_type, Row):
-                yield row_type.from_dict(data, f"{path} line {line_no}")
-                continue
-            if not isinstance(data, dict):
+                row = row_type.from_dict(data, f"{path} line {line_no}")
+            elif not isinstance(data, dict):
                 raise InputError(f"line {line_no} is not a JSON object", path=str(path))
-            yield data if row_type is None else row_type(data, f"{path} line {line_no}")
+            else:
+                row = data if row_type is None else row_type(data, f"{path} line {line_no}")
+            yield (line_no, row) if numbered else row
 
 
 def read_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None) -> list[Any]:

@@ -226,3 +226,9 @@ def test_a_wrongly_typed_field_is_named(row, field, value):
     with pytest.raises(InputError) as err:
         Sample.from_dict({**row, field: value}, "gen line 7")
     assert "gen line 7" in str(err.value) and f"field '{field}" in str(err.value)
+
+
+def test_numbered_rows_carry_their_file_line(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(SAMPLE) + "\n\n" + json.dumps({**SAMPLE, "id": "s2"}) + "\n", encoding="utf-8")
+    assert [(n, s.id) for n, s in iter_jsonl(path, Sample, numbered=True)] == [(1, "s1"), (3, "s2")]
