@@ -282,3 +282,17 @@ def test_cli_flags_reach_the_run_config():
     assert run_config(eval_parser().parse_args(["--model", "oracle", "--tasks", "t", "-o", "o", "--limit", "8"])).limit == 8
     with pytest.raises(SystemExit):
         eval_parser().parse_args(["--model", "hf", "--tasks", "t", "-o", "o", "--batch_size", "0"])
+
+
+def test_a_weights_file_is_hashed_once_until_it_changes(tmp_path, monkeypatch):
+    import ledgerlm.evaluate.harness.modelinfo as modelinfo
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"a" * 100)
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: (opened.append(str(p)), real_open(p, *a, **k))[1])
+    first = modelinfo.sha256_prefix(weights)
+    assert modelinfo.sha256_prefix(weights) == first and opened.count(str(weights.resolve())) == 1
+    weights.write_bytes(b"b" * 101)
+    assert modelinfo.sha256_prefix(weights) == hashlib.sha256(b"b" * 101).hexdigest()[:16] != first

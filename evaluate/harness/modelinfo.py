@@ -9,6 +9,7 @@ snapshot. Nothing is downloaded; an unreadable model gives None fields, never an
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 from importlib import metadata
@@ -34,6 +35,14 @@ def library_versions() -> dict[str, str | None]:
 
 
 def sha256_prefix(path: Path, chunk: int = 1 << 22) -> str:
+    """First PREFIX hex characters of the file's sha256 (memoised per path, size and mtime: a multi-task run
+    hashes a large weights file once)."""
+    stat = Path(path).stat()
+    return _sha256_prefix(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns, chunk)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_prefix(path: str, _size: int, _mtime_ns: int, chunk: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while block := handle.read(chunk):
