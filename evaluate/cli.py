@@ -84,7 +84,8 @@ def eval_parser() -> argparse.ArgumentParser:
                    help="backend options: hf: pretrained=,dtype=,peft=,device=,trust_remote_code=,revision=; vllm: pretrained=,dtype=,peft=,"
                         "max_model_len=,gpu_memory_utilization=,tensor_parallel_size=; openai: model=,base_url=,api_key_env=,concurrency=,timeout=")
     p.add_argument("--tasks", required=True, help="comma-separated task names (`--tasks list` lists them), e.g. finindices,macrolens_t2,epsbench")
-    p.add_argument("--data", default=None, help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the official release)")
+    p.add_argument("--data", default=None, help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the "
+                                                "official release; macrolens: a release folder, Hub id or `fixture`)")
     p.add_argument("--task_args", "--task-args", default="", metavar="K=V,...",
                    help="benchmark options, e.g. finindices: split=dev,hint=nohint,lenient_precision=true,field_map=FILE")
     p.add_argument("--batch_size", "--batch-size", type=_batch_size, default=None,
@@ -94,8 +95,8 @@ def eval_parser() -> argparse.ArgumentParser:
     p.add_argument("--log_samples", "--log-samples", action="store_true",
                    help="keep each sample's prompt in samples.jsonl (the other per-sample fields are always logged: resume, compare and report read them)")
     p.add_argument("--apply_chat_template", "--apply-chat-template", action="store_true",
-                   help="accepted for lm-eval compatibility and recorded: ledgerlm tasks are chat conversations, hf/vllm always render them "
-                        "with the model's chat template")
+                   help="accepted for lm-eval compatibility, no effect: ledgerlm tasks are chat conversations, hf/vllm always render them "
+                        "with the model's chat template (results.json records apply_chat_template: true)")
     p.add_argument("--limit", type=float, default=None, help="first N instances per task (a value below 1: that fraction)")
     p.add_argument("--seed", type=int, default=0, help="one seed for generation, bootstrap resampling and instance sampling (default 0)")
     p.add_argument("--gen_kwargs", "--gen-kwargs", default="", metavar="K=V,...",
