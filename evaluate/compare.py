@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -235,3 +236,7 @@ def main(argv: list[str]) -> int:
     if args.json:
         atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -28,15 +28,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import sys
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
 
-from ledgerlm.evaluate import stats  # noqa: E402
-from ledgerlm.evaluate.compare import _loss_value, compare_runs, score_kind, to_markdown  # noqa: E402
-from ledgerlm.evaluate.runfiles import atomic_write_text, read_run  # noqa: E402
+from ledgerlm.evaluate import stats
+from ledgerlm.evaluate.compare import _loss_value, compare_runs, score_kind, to_markdown
+from ledgerlm.evaluate.runfiles import atomic_write_text, read_run
+
+
+def _pyplot():
+    """matplotlib.pyplot on the Agg backend, imported when a plot is drawn (`ledgerlm` commands import no heavy package at start-up)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
 
 HINT_LABEL = {True: "with hint", False: "no hint", None: "hint n/a"}
 
@@ -150,6 +158,7 @@ def _loss_summary_table(runs: list, n_boot: int) -> list[str]:
 
 def plot_losses(runs: list, path: Path, n_boot: int):
     """Mean loss with 95% bootstrap CIs per group; one panel per value of the first group_by field (scales differ by task)."""
+    plt = _pyplot()
     by = list(runs[-1][1].get("group_by") or [])
     by = [k for k in by if any(k in s for _, _, ss in runs for s in ss)]
     panel_key, bar_keys = (by[0], by[1:]) if by else (None, [])
@@ -174,6 +183,7 @@ def plot_losses(runs: list, path: Path, n_boot: int):
 
 def _save(fig, path: Path):
     """Write the PNG and release pyplot's handle; the Figure (its bars, error bars, n labels) is returned for tests."""
+    plt = _pyplot()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -193,6 +203,7 @@ def _bars(ax, centers, estimates, width, label, color):
 
 
 def plot_hint_vs_nohint(runs: list, path: Path, n_boot: int):
+    plt = _pyplot()
     paradigms = sorted({s.get("paradigm") for _, _, ss in runs for s in ss}, key=str)
     axes_names = sorted({s.get("axis") for _, _, ss in runs for s in ss}, key=str)
     fig, panels = plt.subplots(1, len(paradigms), figsize=(6 * len(paradigms), 4.5), squeeze=False, sharey=True)
@@ -220,6 +231,7 @@ def plot_hint_vs_nohint(runs: list, path: Path, n_boot: int):
 
 
 def plot_single_vs_table(runs: list, path: Path, n_boot: int):
+    plt = _pyplot()
     groups = [(p, h) for p in ("single", "table") for h in (True, False)]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     width = 0.8 / len(runs)
@@ -237,6 +249,7 @@ def plot_single_vs_table(runs: list, path: Path, n_boot: int):
 
 
 def plot_deltas(comparisons: list[dict], names: list[str], path: Path):
+    plt = _pyplot()
     loss = comparisons[0].get("score_kind") == "loss"
     scale = 1 if loss else 100  # losses in their own unit, accuracies in points
     shown = [[row for row in c["rows"] if len(row["group"]) <= (1 if loss else 2)] for c in comparisons]  # overall + first level
@@ -259,3 +272,7 @@ def plot_deltas(comparisons: list[dict], names: list[str], path: Path):
     ax.grid(axis="x", alpha=0.3)
     ax.set_title("Before/after deltas (n = paired items in each label)")
     return _save(fig, path)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

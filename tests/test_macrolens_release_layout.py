@@ -13,7 +13,8 @@ from ledgerlm.evaluate.macrolens import data as D
 from ledgerlm.evaluate.macrolens.fixture import cached_fixture_dir
 from ledgerlm.evaluate.macrolens.instances import DEFAULT_BUDGETS, TaskConfig, build
 from ledgerlm.evaluate.macrolens.prompts import build_messages
-from ledgerlm.evaluate.macrolens.release_layout import EIA_SERIES, FOLDERS, FRED_SERIES, write_layout
+from ledgerlm.evaluate.macrolens.fixture import write_layout
+from ledgerlm.evaluate.macrolens.release_layout import EIA_SERIES, FOLDERS, FRED_SERIES
 
 
 @pytest.fixture(scope="module")

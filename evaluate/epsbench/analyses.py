@@ -30,6 +30,7 @@ from ledgerlm.errors import LedgerError
 from ledgerlm.evaluate.epsbench.calculator import calculate, neutral_drivers
 from ledgerlm.evaluate.epsbench.release import Release
 from ledgerlm.evaluate.epsbench.scoring import _finite as _num  # numbers as the release's common.f reads them
+from ledgerlm.evaluate.epsbench.scoring import instance_pdes
 
 NEAR, FAR, GRID_SIZE = 49, 50, 149
 CITES_NUMBER = re.compile(
@@ -136,8 +137,6 @@ def stage_decomposition(release: Release, rows: list, grid: list[str]) -> dict[s
 
 
 def all_tables(release: Release, rows: list, runs: list[str], grid: list[str]) -> dict[str, Any]:
-    from ledgerlm.evaluate.epsbench.scoring import instance_pdes
-
     by_instance: dict[str, dict] = {}
     for r in rows:
         by_instance.setdefault(r.id, {})[r.run] = r

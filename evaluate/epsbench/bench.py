@@ -31,10 +31,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ledgerlm.errors import InputError
+from ledgerlm.evaluate.epsbench.analyses import to_markdown
 from ledgerlm.evaluate.epsbench.benchmark import CONDITIONS, finish_results, information_condition, summary_line  # noqa: F401 (re-exported)
 from ledgerlm.evaluate.epsbench.release import load_release
 from ledgerlm.evaluate.epsbench.scoring import N_BOOT, sample_row, score_records, unreadable_line
 from ledgerlm.evaluate.epsbench.validation import validate_release
+from ledgerlm.evaluate.harness.args import backend_options
+from ledgerlm.evaluate.harness.runner import RunConfig
+from ledgerlm.evaluate.harness.runner import evaluate
 from ledgerlm.evaluate.runfiles import read_jsonl, write_run
 
 RECORD_NAME = "t-1.record.json"
@@ -62,9 +66,6 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
 
 def legacy_config(args: argparse.Namespace):
     """The RunConfig of `ledgerlm eval --benchmark epsbench ...` (pre-harness flags; 2,000 bootstrap draws as before)."""
-    from ledgerlm.evaluate.harness.args import backend_options
-    from ledgerlm.evaluate.harness.runner import RunConfig
-
     information = args.information or ("full" if args.docs else "none")
     if information != "none" and not args.docs:
         raise InputError(f"--information {information} needs --docs (a document folder laid out like the release's)", field="docs")
@@ -84,8 +85,6 @@ def legacy_config(args: argparse.Namespace):
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from ledgerlm.evaluate.harness.runner import evaluate
-
     _, code = evaluate(legacy_config(args))
     write_release_layout(Path(args.out))
     return code
@@ -93,8 +92,6 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def write_release_layout(out: Path) -> int:
     """The release's layout from a run's samples.jsonl: <run>/records/<TICKER>/<FQ>/t-1.record.json + trajectory.json, and tables.md."""
-    from ledgerlm.evaluate.epsbench.analyses import to_markdown
-
     n = 0
     for row in read_jsonl(out / "samples.jsonl"):
         record = row.get("record")
@@ -161,8 +158,6 @@ def iter_records(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _score_and_write(release, predictions: Path, out: Path, exclude_flagged: bool, seed: int, config: dict, runs=None) -> int:
-    from ledgerlm.evaluate.epsbench.analyses import to_markdown
-
     flags = validate_release(release)
     results, rows = score_records(release, iter_records(predictions), flags, exclude_flagged=exclude_flagged, seed=seed, runs=runs)
     results = finish_results(release, results, rows, config, seed, exclude_flagged, config.get("release_config"))

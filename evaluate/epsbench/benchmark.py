@@ -28,11 +28,13 @@ from typing import Any, Iterator
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.epsbench.agent import AgentConfig, Conversation, iter_conversations, make_record, start_conversation, use_native_tools
+from ledgerlm.evaluate.epsbench.analyses import all_tables
 from ledgerlm.evaluate.epsbench.release import Release, load_release
 from ledgerlm.evaluate.epsbench.scoring import SCORER_VERSION, parse_record, sample_row, score_records, score_row, wins_from_scores_csv
 from ledgerlm.evaluate.epsbench.tools import Toolbox
 from ledgerlm.evaluate.epsbench.validation import validate_release
 from ledgerlm.evaluate.harness.base import Benchmark, Metric, RunContext, Summary
+from ledgerlm.evaluate.tasks import load_task
 
 TASK_ARGS = ("release", "information", "runs", "instances", "max_turns", "tool_protocol", "exclude_flagged", "release_config")
 INFORMATION = ("full", "filings", "news", "none")
@@ -82,9 +84,11 @@ class EPSBench(Benchmark):
         self.exclude_flagged = bool(task_args.get("exclude_flagged", False))
         self.release_config = task_args.get("release_config")
         self.spec = "model"
+        self.task_spec = load_task(task)  # evaluate/tasks/epsbench/epsbench.yaml: generation_kwargs, metrics, group_by
+        self.higher_is_better = self.task_spec.higher_is_better
 
     def generation_defaults(self) -> dict[str, Any]:
-        return {"max_tokens": 2048, "temperature": 0.0}  # per model request of the agent loop (task YAML epsbench.yaml)
+        return self.task_spec.generation_params().as_dict()  # per model request of the agent loop (task YAML epsbench.yaml)
 
     @property
     def run_labels(self) -> list[str]:
@@ -167,21 +171,21 @@ class EPSBench(Benchmark):
                                       n_boot=ctx.bootstrap_iters, runs=self.run_labels)
         detail = finish_results(self.release, results, rows, self.config(), ctx.seed, self.exclude_flagged, self.release_config)
         n_runs = results["n_runs_expected"]
-        metrics = {
+        known = {
             "pde_median": Metric(results["pde_median"], results["n_instances_finite"], None, _pair(results["pde_median_ci"])),
             "compliance": _proportion(results["n_runs_with_forecast"], n_runs),
             "coverage": _proportion(sum(bool(r.interval_covered) for r in rows if r.interval_score is not None), results["n_with_interval"]),
             "interval_score_mean": Metric(results["interval_score_mean"], results["n_with_interval"]),
             "format_compliance": _proportion(results["n_records"] - results["n_format_failures"], results["n_records"]),
         }
+        detail["group_by"] = list(self.task_spec.group_by)
+        metrics = {m.name: known[m.name] for m in self.task_spec.metrics}  # the task YAML's `metrics`, in its order
         return Summary(metrics=metrics, detail=detail, text=summary_line(results))
 
 
 def finish_results(release: Release, results: dict, rows: list, config: dict, seed: int, exclude_flagged: bool,
                    release_config: str | None) -> dict[str, Any]:
     """The EPSBench results.json detail (as before the harness): config, paper tables, compare/report keys."""
-    from ledgerlm.evaluate.epsbench.analyses import all_tables
-
     results["config"] = {**config, "release": str(release.root), "exclude_flagged": exclude_flagged, "seed": seed}
     if "information_condition" in config:
         results["information_condition"] = config["information_condition"]

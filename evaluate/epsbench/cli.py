@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ledgerlm.errors import InputError, LedgerError
+from ledgerlm.evaluate.epsbench.calculator import calculate, load_schema
+from ledgerlm.evaluate.epsbench.schema_builder import build_schema, load_store
 
 
 def _drivers(text: str) -> dict:
@@ -35,8 +38,6 @@ def _drivers(text: str) -> dict:
 
 
 def calc_main(argv: list[str]) -> int:
-    from ledgerlm.evaluate.epsbench.calculator import calculate, load_schema
-
     parser = argparse.ArgumentParser(prog="ledgerlm epsbench calc", description="drivers -> EPS through one schema")
     parser.add_argument("--schema", required=True, help="a ticker_schemas_v4 JSON file")
     parser.add_argument("--drivers", default="{}", help="JSON object or file: driver name -> value (omitted drivers keep their defaults)")
@@ -54,8 +55,6 @@ def calc_main(argv: list[str]) -> int:
 
 
 def build_schema_main(argv: list[str]) -> int:
-    from ledgerlm.evaluate.epsbench.schema_builder import build_schema, load_store
-
     parser = argparse.ArgumentParser(prog="ledgerlm epsbench build-schema", description="an EPSBench schema from SEC facts")
     parser.add_argument("--company", required=True, help="ticker, CIK or exact entity name")
     parser.add_argument("--quarter", required=True, help="target fiscal quarter, e.g. 2026Q1")
@@ -70,8 +69,6 @@ def build_schema_main(argv: list[str]) -> int:
 
 
 def build_instances_main(argv: list[str]) -> int:
-    from ledgerlm.evaluate.epsbench.schema_builder import build_schema, load_store
-
     parser = argparse.ArgumentParser(prog="ledgerlm epsbench build-instances", description="schemas for many companies/quarters")
     parser.add_argument("--companies", nargs="+", required=True)
     parser.add_argument("--quarters", nargs="+", required=True, help="target fiscal quarters; pairs that cannot be built are reported and skipped")
@@ -102,3 +99,7 @@ def main(argv: list[str]) -> int:
         print(f"usage: ledgerlm epsbench {{{','.join(COMMANDS)}}} [options]")
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

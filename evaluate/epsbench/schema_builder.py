@@ -27,15 +27,14 @@ from typing import Any
 import pandas as pd
 
 from ledgerlm.errors import InputError, NotDerivable
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
 
 OPEX_LINES = ("rd_expense", "selling_expense", "admin_expense", "sga_expense")
 MILLION = 1e6
 
 
 def load_store(paths: list[str] | None = None):
-    from ledgerlm.synth.statements.sources import load_facts
-    from ledgerlm.synth.statements.store import FactStore
-
     facts = load_facts(paths or None)
     store = FactStore(facts)
     store._epsbench_facts = facts  # the raw rows give the filer's own fiscal-year labels

@@ -16,6 +16,9 @@ import time
 from pathlib import Path
 
 from ledgerlm.errors import InputError
+from ledgerlm.evaluate.harness.args import backend_options
+from ledgerlm.evaluate.harness.runner import RunConfig
+from ledgerlm.evaluate.harness.runner import evaluate
 from ledgerlm.evaluate.macrolens.benchmark import parse_ladder, results_detail, summary_text, task_name
 from ledgerlm.evaluate.macrolens.instances import TASKS
 from ledgerlm.evaluate.macrolens.scoring import BOOTSTRAP_SEED, score_rows
@@ -52,9 +55,6 @@ def add_score_args(p: argparse.ArgumentParser) -> None:
 
 def legacy_config(args: argparse.Namespace):
     """The RunConfig of `ledgerlm eval --benchmark macrolens ...` (the pre-harness flags)."""
-    from ledgerlm.evaluate.harness.args import backend_options
-    from ledgerlm.evaluate.harness.runner import RunConfig
-
     tasks = [t.strip().upper() for t in args.tasks.split(",") if t.strip()]
     bad = [t for t in tasks if t not in TASKS]
     if bad or not tasks:
@@ -72,8 +72,6 @@ def legacy_config(args: argparse.Namespace):
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from ledgerlm.evaluate.harness.runner import evaluate
-
     _, code = evaluate(legacy_config(args))
     return code
 

@@ -24,11 +24,14 @@ from typing import Any
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.base import Benchmark, Metric, Request, RunContext, Summary
 from ledgerlm.evaluate.macrolens import data as D
+from ledgerlm.evaluate.macrolens.baselines import BaselineSampler
+from ledgerlm.evaluate.macrolens.fixture import cached_fixture_dir
 from ledgerlm.evaluate.macrolens.instances import TASKS, TaskConfig, build
+from ledgerlm.evaluate.macrolens.metrics import PRIMARY
 from ledgerlm.evaluate.macrolens.prompts import LADDER, LADDER_TASKS, build_messages
 from ledgerlm.evaluate.macrolens.sampling_plan import parse_budgets
 from ledgerlm.evaluate.macrolens.scoring import BOOTSTRAP_SEED, SCORER_VERSION, NO_CI, ladder_table, score_row, score_rows
-from ledgerlm.evaluate.macrolens.metrics import COUNTS, LOWER_IS_BETTER, PRIMARY
+from ledgerlm.evaluate.tasks import load_task
 from ledgerlm.inference.sampling import Completion
 
 TASK_ARGS = ("granularity", "ladder", "budget", "lookback", "horizon", "t3_instances", "b_min", "b_max", "paper_seed")
@@ -70,6 +73,7 @@ class MacroLens(Benchmark):
             raise InputError(f"task {task!r}: name one MacroLens task or several, comma-separated: {', '.join(paper)}",
                              field="--tasks")
         self.paper_task = paper[task]
+        self.spec = load_task(task)  # evaluate/tasks/macrolens/<task>.yaml: generation_kwargs, metrics, group_by
         self.primary_metric = PRIMARY[self.paper_task]
         self.paper_seed = int(task_args.get("paper_seed", BOOTSTRAP_SEED))
         self.granularity = str(task_args.get("granularity", "daily"))
@@ -91,8 +95,9 @@ class MacroLens(Benchmark):
         return [task_name(t) for t in TASKS]
 
     def generation_defaults(self) -> dict[str, Any]:
-        max_tokens = 12 * self.cfg.H() + 64 if self.paper_task == "T1" else 512
-        return {"max_tokens": max_tokens, "temperature": 0.0}
+        """The task YAML's generation_kwargs; `max_gen_toks: null` (T1): 12 tokens per horizon step + 64."""
+        own = None if self.spec.generation_kwargs.max_gen_toks else 12 * self.cfg.H() + 64
+        return self.spec.generation_params(max_tokens=own).as_dict()
 
     def config(self) -> dict[str, Any]:
         return {"task": self.task, "paper_task": self.paper_task, "release": self.source, "granularity": self.granularity,
@@ -106,16 +111,12 @@ class MacroLens(Benchmark):
     @cached_property
     def release(self) -> D.Release:
         if self.data in (None, "fixture"):
-            from ledgerlm.evaluate.macrolens.fixture import cached_fixture_dir
-
             return D.load_release(str(cached_fixture_dir(self.paper_seed)), self.granularity)
         return D.load_release(str(self.data), self.granularity)
 
     def make_sampler(self, spec: str, options: dict[str, Any]):
         if not spec.startswith("baseline:"):
             return None
-        from ledgerlm.evaluate.macrolens.baselines import BaselineSampler
-
         sampler = BaselineSampler(spec, self.release, self.paper_seed)
         sampler.check([self.paper_task])
         return sampler
@@ -151,17 +152,21 @@ class MacroLens(Benchmark):
             for s in levels.values():
                 s["drops"] = dict(self.drops)
         detail = results_detail(summary, ctx.model_id, self.config())
+        detail["group_by"] = list(self.spec.group_by)  # for `ledgerlm compare/report`
+        listed = self.spec.higher_is_better  # the task YAML's metrics and directions
         levels = summary.get(self.paper_task, {})
         metrics: dict[str, Metric] = {}
         for level, s in levels.items():
             suffix = "" if len(levels) == 1 else f"_{level}"
             n = s["counts"]["n"]
             for name, iv in s["metrics"].items():
-                metrics[name + suffix] = Metric(iv["value"], n, None, (iv["ci_low"], iv["ci_high"]))
-                self.higher_is_better[name + suffix] = _higher_is_better(name)
+                if name in listed:
+                    metrics[name + suffix] = Metric(iv["value"], n, None, (iv["ci_low"], iv["ci_high"]))
+                    self.higher_is_better[name + suffix] = listed[name]
             for name in sorted(NO_CI & set(s["counts"]) - {"n", "n_clusters"}):
-                metrics[name + suffix] = Metric(s["counts"][name], n)
-                self.higher_is_better[name + suffix] = _higher_is_better(name)
+                if name in listed:
+                    metrics[name + suffix] = Metric(s["counts"][name], n)
+                    self.higher_is_better[name + suffix] = listed[name]
         if len(levels) > 1:
             self.primary_metric = f"{PRIMARY[self.paper_task]}_{self.levels[-1]}"
         return Summary(metrics=metrics, detail=detail, text=summary_text(summary, detail["ladder_text"]))
@@ -187,11 +192,6 @@ def summary_text(summary: dict, ladder_text: str) -> str:
     if ladder_text:
         lines.append("\nContext ladder (within-model trend, primary metric; lower is better):\n" + ladder_text)
     return "\n".join(lines)
-
-
-def _higher_is_better(name: str) -> bool:
-    """Losses (metrics.LOWER_IS_BETTER, per-field MAPEs) and failure counts are lower-is-better; the rest higher."""
-    return not (name in LOWER_IS_BETTER or name.startswith("mape_") or name in COUNTS)
 
 
 def _int(args: dict, key: str) -> int | None:

@@ -16,47 +16,13 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import InputError
+from ledgerlm.evaluate.macrolens import release_layout
 from ledgerlm.evaluate.macrolens.schema import GRANULARITIES, Schema, load_schema
+from ledgerlm.evaluate.macrolens.tables import SPLIT_DATES, Release, logical as _logical  # noqa: F401 (re-exported: D.Release, D.SPLIT_DATES)
 
-SPLIT_DATES = {"daily": "2024-09-03", "weekly": "2024-09-06", "monthly": "2024-09-01"}
 HOLDOUT_FRACTION = 0.3  # company-level holdout, T2/T3/T5/T6
 ADDRESS_TEST_FRACTION = 0.3  # T7
 SEED = 42
-
-_REQUIRED = {
-    "panel": ("ticker", "date", "sector", "close"),
-    "static": ("ticker", "sector"),
-    "scenarios": ("event_id", "event_type", "category", "event_date", "description"),
-    "filings": ("ticker", "filing_date", "accession", "text"),
-    "news": ("ticker", "published", "headline"),
-    "properties": ("address", "state", "property_type", "rent", "price"),
-}
-_DATE_COLUMNS = {"panel": ("date", "filing_date", "period_end"), "scenarios": ("event_date", "pre_start", "post_end"),
-                 "filings": ("filing_date",), "news": ("published",), "properties": ("last_sale_date",)}
-
-
-@dataclass
-class Release:
-    """One granularity of the release, every table renamed to logical column names."""
-    granularity: str
-    panel: pd.DataFrame
-    static: pd.DataFrame
-    scenarios: pd.DataFrame
-    filings: pd.DataFrame
-    news: pd.DataFrame
-    properties: pd.DataFrame
-    source: str
-    macro_series: list[str] | None = None  # every macro column of the release (layout reader); None: columns.yaml's group
-    holdout: set[str] | None = None  # the release's own company holdout (processed/holdout_tickers), if shipped
-    shipped: dict | None = None  # task -> the release's own instance keys (processed/instances_<task>), if shipped
-
-    @property
-    def split_date(self) -> pd.Timestamp:
-        return pd.Timestamp(SPLIT_DATES[self.granularity])
-
-    def tickers(self) -> list[str]:
-        return sorted(self.panel["ticker"].unique())
-
 
 def _read_table(source: str, table: str, schema: Schema) -> pd.DataFrame:
     spec = schema.tables[table]
@@ -76,22 +42,12 @@ def _read_table(source: str, table: str, schema: Schema) -> pd.DataFrame:
         raise InputError(f"cannot load table {table!r} from the Hub ({type(err).__name__}: {err})", path=source) from err
 
 
-def _logical(df: pd.DataFrame, kind: str, table: str, schema: Schema, source: str) -> pd.DataFrame:
-    df = schema.to_logical(df, table, required=_REQUIRED[kind])
-    for col in _DATE_COLUMNS.get(kind, ()):
-        if col in df.columns:
-            df[col] = pd.to_datetime(df[col], errors="coerce")
-    return df
-
-
 def load_release(source: str, granularity: str = "daily", schema: Schema | None = None) -> Release:
     """Read one granularity's panel plus the side tables from a local folder or the Hub (`DeepAuto-AI/MacroLens`)."""
     if granularity not in GRANULARITIES:
         raise InputError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}", field="granularity")
     schema = schema or load_schema()
     source = str(source)
-    from ledgerlm.evaluate.macrolens import release_layout
-
     if Path(source).is_dir() and release_layout.is_layout(source):  # the public release's data/{daily,...} folders
         return release_layout.load_layout(source, granularity, schema)
     panel_table = f"panel_{granularity}"

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ledgerlm.evaluate.macrolens.data import SPLIT_DATES
+from ledgerlm.evaluate.macrolens.data import SPLIT_DATES, company_holdout
+from ledgerlm.evaluate.macrolens.release_layout import EIA_SERIES, FOLDERS, FRED_SERIES
 from ledgerlm.evaluate.macrolens.schema import load_schema
 from ledgerlm.synth.macrolens_t3 import FIELD_CONCEPTS, FLOW_FIELDS, filed_reports, load_all_filings
 
@@ -212,12 +213,57 @@ def write_fixture(out: str | Path, seed: int = 42) -> Path:
     return out
 
 
+def write_layout(out: str | Path, seed: int = 42, ship_instances: bool = True) -> Path:
+    """The fixture (evaluate/macrolens/fixture.py) written in the release's folder layout, with 53 macro series,
+    a shipped holdout list and shipped T2 instances (for tests of the reader)."""
+    schema, base = load_schema(), Path(out) / "data"
+    tables = build_fixture(seed)
+    daily = tables["panel_daily"]
+    rng = np.random.default_rng(seed)
+    dates = pd.DatetimeIndex(sorted(daily["date"].unique()))
+    macro = pd.DataFrame({"date": dates})
+    for k, sid in enumerate(FRED_SERIES + EIA_SERIES):
+        macro[sid] = np.round(1.0 + k + np.cumsum(rng.normal(0, 0.02, len(dates))), 3)
+    for f in FOLDERS:
+        (base / f).mkdir(parents=True, exist_ok=True)
+    macro_cols = list(schema.group("macro"))
+    keep = [c for c in daily.columns if c not in macro_cols]
+    schema.to_release(daily[keep], "panel_daily").to_parquet(base / "daily" / "panel_daily.parquet", index=False)
+    monthly = tables["panel_monthly"]
+    schema.to_release(monthly[[c for c in monthly.columns if c not in macro_cols]], "panel_monthly").to_parquet(
+        base / "monthly" / "panel_monthly.parquet", index=False)
+    ohlcv = ["ticker", "date", *schema.group("ohlcv")]
+    schema.to_release(daily[ohlcv], "panel_daily").to_parquet(base / "prices" / "prices.parquet", index=False)
+    fund_cols = ["ticker", "filing_date", "period_end", "filing_accession", *schema.group("statement_fields"), *schema.group("fundamentals")]
+    funds = daily[[c for c in fund_cols if c in daily.columns]].dropna(subset=["filing_accession"]).drop_duplicates(["ticker", "filing_accession"])
+    schema.to_release(funds, "panel_daily").to_parquet(base / "fundamentals" / "fundamentals.parquet", index=False)
+    macro.to_parquet(base / "macro" / "macro.parquet", index=False)
+    for table, folder, name in (("filings", "filings", "filings"), ("properties", "real_estate", "properties"),
+                                ("static", "processed", "static"), ("scenarios", "processed", "scenarios"), ("news", "processed", "news")):
+        schema.to_release(tables[table], table).to_parquet(base / folder / f"{name}.parquet", index=False)
+    tickers = sorted(daily["ticker"].unique())
+    seeded = company_holdout(tickers, seed=seed)
+    holdout = sorted(seeded | {next(t for t in tickers if t not in seeded)})  # ships a list that differs from the seeded default
+    pd.DataFrame({"ticker": holdout}).to_parquet(base / "processed" / "holdout_tickers.parquet", index=False)
+    if ship_instances:
+        rows = []
+        for t in holdout:
+            g = daily[(daily["ticker"] == t) & daily["market_cap"].notna()]
+            rows.append({"ticker": t, "date": g["date"].iloc[-30]})  # not the latest snapshot: visibly the release's choice
+        pd.DataFrame(rows).to_parquet(base / "processed" / "instances_T2.parquet", index=False)
+    return Path(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--layout", action="store_true", help="write it in the public release's folder layout (release_layout.py)")
     args = p.parse_args(argv)
-    print(f"fixture written to {write_fixture(args.out, args.seed)}")
+    if args.layout:
+        print(f"fixture in the release layout written to {write_layout(args.out, args.seed)}")
+    else:
+        print(f"fixture written to {write_fixture(args.out, args.seed)}")
     return 0
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.macrolens import data as D
 from ledgerlm.evaluate.macrolens.metrics import STATEMENT_FIELDS
+from ledgerlm.evaluate.macrolens.release_layout import INSTANCE_KEYS
 from ledgerlm.evaluate.macrolens.sampling_plan import DEFAULT_BUDGETS, STRATA, stratified_sample
 from ledgerlm.evaluate.macrolens.schema import input_features, load_schema
 
@@ -124,7 +125,6 @@ def _instance(task, iid, ticker, anchor, cluster, row, target, meta, context) ->
 def _select(task: str, release: D.Release, cands: pd.DataFrame, cfg: TaskConfig) -> pd.DataFrame:
     """The release's own instances when it ships them (their keys, in their order, up to the budget), else the
     seeded stratified sample."""
-    from ledgerlm.evaluate.macrolens.release_layout import INSTANCE_KEYS
 
     shipped = (release.shipped or {}).get(task)
     if shipped is None:

@@ -1,7 +1,7 @@
 """Read the public MacroLens release in its folder layout `data/{daily,filings,fundamentals,macro,monthly,prices,processed,real_estate}`.
 
     ledgerlm eval --benchmark macrolens --data PATH/TO/MacroLens --model baseline:naive --out runs/ml
-    python -m ledgerlm.evaluate.macrolens.release_layout --write-fixture runs/ml_layout_fixture   # a small copy in this layout
+    python -m ledgerlm.evaluate.macrolens.fixture --layout --out runs/ml_layout_fixture   # a small copy in this layout
 
 The paper (§4, App. A, D) documents what the release holds but not file names, so the layout is ONE table,
 `LAYOUT` below: logical table -> (folder under data/, file glob, shape). A user whose copy differs edits
@@ -30,14 +30,13 @@ T4 (event_id, ticker), T7 (address). Every macro column in `macro/` is shown at 
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.macrolens.schema import Schema, load_schema
+from ledgerlm.evaluate.macrolens.tables import Release, logical
 
 FOLDERS = ("daily", "filings", "fundamentals", "macro", "monthly", "prices", "processed", "real_estate")
 LAYOUT: dict[str, tuple[str, str]] = {
@@ -115,8 +114,6 @@ def _assemble_panel(base: Path, layout: dict, schema: Schema, macro: pd.DataFram
 
 def load_layout(root: str | Path, granularity: str = "daily", schema: Schema | None = None, layout: dict | None = None):
     """A `data.Release` from the release's folder layout (see the module table)."""
-    from ledgerlm.evaluate.macrolens import data as D
-
     schema, layout = schema or load_schema(), {**LAYOUT, **(layout or {})}
     base = data_dir(root)
     if base is None:
@@ -140,15 +137,15 @@ def load_layout(root: str | Path, granularity: str = "daily", schema: Schema | N
         if missing:
             panel["date"] = pd.to_datetime(panel["date"])
             panel = panel.merge(macro[["date", *missing]], on="date", how="left")
-    tables = {"panel": D._logical(panel, "panel", f"panel_{granularity}", schema, str(root))}
+    tables = {"panel": logical(panel, "panel", f"panel_{granularity}", schema, str(root))}
     for kind in ("static", "scenarios", "filings", "properties"):
-        tables[kind] = D._logical(_read(base, kind, layout), kind, kind, schema, str(root))
+        tables[kind] = logical(_read(base, kind, layout), kind, kind, schema, str(root))
     news = _read(base, "news", layout, required=False)
-    tables["news"] = (D._logical(news, "news", "news", schema, str(root)) if news is not None
+    tables["news"] = (logical(news, "news", "news", schema, str(root)) if news is not None
                       else pd.DataFrame({"ticker": pd.Series(dtype=str), "published": pd.Series(dtype="datetime64[ns]"),
                                          "headline": pd.Series(dtype=str)}))
     tables["panel"] = tables["panel"].sort_values(["ticker", "date"]).reset_index(drop=True)
-    release = D.Release(granularity=granularity, source=str(root), **tables)
+    release = Release(granularity=granularity, source=str(root), **tables)
     release.macro_series = series
     hold = _read(base, "holdout", layout, required=False)
     release.holdout = set(hold["ticker"].astype(str)) if hold is not None else None
@@ -164,60 +161,3 @@ def load_layout(root: str | Path, granularity: str = "daily", schema: Schema | N
                 df["date"] = pd.to_datetime(df["date"])
             release.shipped[task] = df
     return release
-
-
-def write_layout(out: str | Path, seed: int = 42, ship_instances: bool = True) -> Path:
-    """The fixture (evaluate/macrolens/fixture.py) written in the release's folder layout, with 53 macro series,
-    a shipped holdout list and shipped T2 instances (for tests of the reader)."""
-    from ledgerlm.evaluate.macrolens.fixture import build_fixture
-    from ledgerlm.evaluate.macrolens.data import company_holdout
-
-    schema, base = load_schema(), Path(out) / "data"
-    tables = build_fixture(seed)
-    daily = tables["panel_daily"]
-    rng = np.random.default_rng(seed)
-    dates = pd.DatetimeIndex(sorted(daily["date"].unique()))
-    macro = pd.DataFrame({"date": dates})
-    for k, sid in enumerate(FRED_SERIES + EIA_SERIES):
-        macro[sid] = np.round(1.0 + k + np.cumsum(rng.normal(0, 0.02, len(dates))), 3)
-    for f in FOLDERS:
-        (base / f).mkdir(parents=True, exist_ok=True)
-    macro_cols = list(schema.group("macro"))
-    keep = [c for c in daily.columns if c not in macro_cols]
-    schema.to_release(daily[keep], "panel_daily").to_parquet(base / "daily" / "panel_daily.parquet", index=False)
-    monthly = tables["panel_monthly"]
-    schema.to_release(monthly[[c for c in monthly.columns if c not in macro_cols]], "panel_monthly").to_parquet(
-        base / "monthly" / "panel_monthly.parquet", index=False)
-    ohlcv = ["ticker", "date", *schema.group("ohlcv")]
-    schema.to_release(daily[ohlcv], "panel_daily").to_parquet(base / "prices" / "prices.parquet", index=False)
-    fund_cols = ["ticker", "filing_date", "period_end", "filing_accession", *schema.group("statement_fields"), *schema.group("fundamentals")]
-    funds = daily[[c for c in fund_cols if c in daily.columns]].dropna(subset=["filing_accession"]).drop_duplicates(["ticker", "filing_accession"])
-    schema.to_release(funds, "panel_daily").to_parquet(base / "fundamentals" / "fundamentals.parquet", index=False)
-    macro.to_parquet(base / "macro" / "macro.parquet", index=False)
-    for table, folder, name in (("filings", "filings", "filings"), ("properties", "real_estate", "properties"),
-                                ("static", "processed", "static"), ("scenarios", "processed", "scenarios"), ("news", "processed", "news")):
-        schema.to_release(tables[table], table).to_parquet(base / folder / f"{name}.parquet", index=False)
-    tickers = sorted(daily["ticker"].unique())
-    seeded = company_holdout(tickers, seed=seed)
-    holdout = sorted(seeded | {next(t for t in tickers if t not in seeded)})  # ships a list that differs from the seeded default
-    pd.DataFrame({"ticker": holdout}).to_parquet(base / "processed" / "holdout_tickers.parquet", index=False)
-    if ship_instances:
-        rows = []
-        for t in holdout:
-            g = daily[(daily["ticker"] == t) & daily["market_cap"].notna()]
-            rows.append({"ticker": t, "date": g["date"].iloc[-30]})  # not the latest snapshot: visibly the release's choice
-        pd.DataFrame(rows).to_parquet(base / "processed" / "instances_T2.parquet", index=False)
-    return Path(out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--write-fixture", metavar="OUT", required=True)
-    p.add_argument("--seed", type=int, default=42)
-    args = p.parse_args(argv)
-    print(f"fixture in the release layout written to {write_layout(args.write_fixture, args.seed)}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
