@@ -296,3 +296,15 @@ def test_a_weights_file_is_hashed_once_until_it_changes(tmp_path, monkeypatch):
     assert modelinfo.sha256_prefix(weights) == first and opened.count(str(weights.resolve())) == 1
     weights.write_bytes(b"b" * 101)
     assert modelinfo.sha256_prefix(weights) == hashlib.sha256(b"b" * 101).hexdigest()[:16] != first
+
+
+def test_a_larger_limit_resumes_but_changed_instances_do_not(echo, tmp_path, monkeypatch):
+    SAMPLERS["script:r"] = Counting()
+    evaluate(config(tmp_path / "r", "script:r", limit=10, use_cache=False))
+    SAMPLERS["script:r"] = more = Counting()
+    evaluate(config(tmp_path / "r", "script:r", limit=20, use_cache=False))
+    assert len(more.prompts) == 10 and more.prompts[0] == "say 10"  # the first 10 came from samples.jsonl
+    monkeypatch.setattr(Echo, "load", lambda self: [{"id": f"e{k:03d}", "k": k + 1} for k in range(Echo.N)])  # same ids, new content
+    SAMPLERS["script:r"] = fresh = Counting()
+    results, _ = evaluate(config(tmp_path / "r", "script:r", limit=20, use_cache=False))
+    assert len(fresh.prompts) == 20 and fresh.prompts[0] == "say 1" and results["time"]["resumed"] == 0

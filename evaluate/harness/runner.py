@@ -12,6 +12,7 @@ rule (samples with no answer mark results.json partial; more than `max_failed_fr
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -105,10 +106,14 @@ def _make_sampler(spec: str, options: dict[str, Any]) -> Sampler:
         raise InputError(f"{spec}: {err}", field="--model_args") from err
 
 
-def _fingerprint(task: str, bench: Benchmark, spec: str, options: dict[str, Any], params: GenerationParams, config: RunConfig) -> dict:
+def _fingerprint(task: str, bench: Benchmark, spec: str, options: dict[str, Any], params: GenerationParams, config: RunConfig,
+                 instances: list[dict]) -> dict:
+    """What a task folder's samples.jsonl depends on; the instances' content too (all of them, before --limit, so a
+    larger --limit resumes and a regenerated dataset under the same path does not)."""
+    content = hashlib.sha256(json.dumps(instances, sort_keys=True, default=str).encode("utf-8", "surrogatepass")).hexdigest()
     return json.loads(json.dumps({"task": task, "version": bench.version, "model": spec, "options": _public(options),
                                   "generation": params.as_dict(), "task_config": bench.config(), "seed": config.seed,
-                                  "log_samples": config.log_samples}, default=str))
+                                  "log_samples": config.log_samples, "instances_sha256": content}, default=str))
 
 
 def _public(options: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +186,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     began = time.perf_counter()
     instances = bench.load()
     n_original = len(instances)
+    every_instance = instances
     if config.limit is not None:  # lm-eval: a value below 1 is a fraction of the instances
         keep = math.ceil(len(instances) * config.limit) if config.limit < 1 else int(config.limit)
         instances = instances[:keep]
@@ -191,7 +197,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
         dup = next(x for x in ids if ids.count(x) > 1)
         raise InputError(f"task {task!r}: instance id {dup!r} is not unique", path=str(bench.data) if bench.data else None)
     params = generation_params(bench.generation_defaults(), config.gen_kwargs, config.seed)
-    fingerprint = _fingerprint(task, bench, spec, options, params, config)
+    fingerprint = _fingerprint(task, bench, spec, options, params, config, every_instance)
     folder.mkdir(parents=True, exist_ok=True)
     done = _read_done(folder, fingerprint, config.resume)
     (folder / RESULTS).unlink(missing_ok=True)  # results.json marks a finished run: not until this one is
