@@ -38,7 +38,7 @@ def stores() -> tuple[FactStore, FactStore]:
     full = FactStore(load_facts())
     blind = copy.copy(full)
     blind.__dict__ = dict(full.__dict__)
-    blind._quarter_reported = {}
+    blind.index = full.index.replace(quarter_reported={})  # a new FactIndex: its cached lookups start empty
     blind.__dict__.pop("_value_memo", None)
     return full, blind
 

@@ -21,10 +21,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.console import Console
+from rich.progress import track
+
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
+from ledgerlm.synth.finindices import storecache
 from ledgerlm.synth.finindices.answers import INSUFFICIENT, answer_text
 from ledgerlm.synth.finindices.contexts import STATEMENT_SEP
+from ledgerlm.synth.indices.compute import compute
+from ledgerlm.synth.indices.registry import load_registry
 from ledgerlm.synth.statements.periods import parse_report
+from ledgerlm.synth.statements.render import parse_rendered
 
 BLOCK_HEADER = re.compile(r"^=== (?:Document|文件) \d+ ===$", re.M)
 BLOCKS_END = re.compile(r"^=== (?:End of documents|文件结束) ===$", re.M)
@@ -40,8 +47,6 @@ def prompt_blocks(user: str) -> list[str]:
 
 def parsed_cells(row: dict) -> dict[tuple[str, str, str], float]:
     """(scope, concept, report label) -> value, from the prompt text alone."""
-    from ledgerlm.synth.statements.render import parse_rendered
-
     user = next(m["content"] for m in row["messages"] if m["role"] == "user")
     blocks = prompt_blocks(user)
     if len(blocks) != len(row["context_formats"]):
@@ -72,8 +77,6 @@ class Report:
 
 def check_row(row: dict, store, registry) -> str | None:
     """None when the row's answer is recomputed exactly from its prompt; else what went wrong."""
-    from ledgerlm.synth.indices.compute import compute
-
     cells = parsed_cells(row)
     for fact in row["provenance"]:
         got = cells.get(("consolidated", fact["concept"], fact["period"]))
@@ -157,9 +160,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="the facts the dataset was built from (default: the sources in its manifest.json)")
     parser.add_argument("--show", type=int, default=20, help="problems to print (default 20)")
     args = parser.parse_args(argv)
-    from ledgerlm.synth.finindices import storecache
-    from ledgerlm.synth.indices.registry import load_registry
-
     data = Path(args.data)
     sources = args.sources or manifest_sources(data)
     rows = read_rows(data)
@@ -178,9 +178,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _progress(rows: list[dict]):
     """Rows with a rich progress bar on stderr (one line when stderr is not a terminal)."""
-    from rich.console import Console
-    from rich.progress import track
-
     yield from track(rows, description="fidelity", console=Console(stderr=True), transient=True)
 
 

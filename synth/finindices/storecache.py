@@ -39,10 +39,12 @@ from ledgerlm.synth.statements import companyfacts
 from ledgerlm.synth.statements.facts import FACT_COLUMNS, select_latest
 from ledgerlm.synth.statements.periods import ReportKey
 from ledgerlm.synth.statements.sources import _cached, _expand, _signature, DEFAULT_DATA_DIR, load_facts
-from ledgerlm.synth.statements.store import _Cell, FactStore, FiscalYear
+from ledgerlm.synth.statements.factindex import Cell, FactIndex
+from ledgerlm.synth.statements.fiscal_calendar import Calendar, FiscalYear
+from ledgerlm.synth.statements.store import FactStore
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
-FORMAT = "stores-v4"  # v4: stores built as synth stores (quarter_columns=False), recorded in the state
+FORMAT = "stores-v5"  # v4: stores built as synth stores (quarter_columns=False); v5: state = calendar + fact index (issue 13)
 DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
 
 
@@ -99,7 +101,7 @@ class Unsupported(Exception):
 
 
 def _codec_types() -> dict:
-    return {"R": ReportKey, "C": _Cell, "F": FiscalYear}
+    return {"R": ReportKey, "C": Cell, "F": FiscalYear, "K": Calendar, "X": FactIndex}
 
 
 def _encode(v, types):

@@ -34,8 +34,9 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import LedgerError
-from ledgerlm.synth.statements.periods import Period, ReportKey
+from ledgerlm.synth.statements.periods import Period
 from ledgerlm.synth.statements.store import FactStore
+from ledgerlm.synth.statements.validate import check_balance
 
 _SINGLE_SPLITS = (2, 3, 4, 5, 7, 8, 10, 15, 20)
 SPLIT_FACTORS = tuple(sorted({a * b for a in (1,) + _SINGLE_SPLITS for b in _SINGLE_SPLITS}))  # one or two splits apart
@@ -222,8 +223,6 @@ class Audit:
 
     # -- balance ---------------------------------------------------------------------------------------
     def check_balance(self, company: str) -> None:
-        from ledgerlm.synth.statements.validate import check_balance
-
         for b in check_balance(self.store, company):
             if b.get("skipped") or b["scope"] != "consolidated":
                 continue

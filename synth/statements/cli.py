@@ -12,6 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+
+from ledgerlm.errors import InputError, NotDerivable
+from ledgerlm.synth.statements import audit as audit_mod
+from ledgerlm.synth.statements.periods import parse_report
+from ledgerlm.synth.statements.render import render_statement
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
+from ledgerlm.synth.statements.validate import render_report, validate_facts
 
 FORMATS = ("json", "html", "markdown", "text", "tuples", "latex")
 
@@ -22,9 +31,6 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(args: argparse.Namespace):
-    from ledgerlm.synth.statements.sources import load_facts
-    from ledgerlm.synth.statements.store import FactStore
-
     store = FactStore.from_sources(args.source, as_of=args.as_of)
     if not store.companies():
         _no_facts(args.source)
@@ -33,8 +39,6 @@ def _store(args: argparse.Namespace):
 
 def _no_facts(sources) -> None:
     """An InputError for --source paths that hold no facts (an empty or wrong folder), naming them."""
-    from ledgerlm.errors import InputError
-
     if sources:
         raise InputError("no facts found: expected SEC companyfacts JSON, FSDS quarters, XBRL instances, canonical "
                          "CSV/Parquet or statement tables", path=", ".join(map(str, sources)))
@@ -62,10 +66,6 @@ def statements_main(argv: list[str]) -> int:
     parser.add_argument("--language", default="en", choices=("en", "zh"))
     _add_source_args(parser)
     args = parser.parse_args(argv)
-
-    from ledgerlm.synth.statements.render import render_statement
-
-    from ledgerlm.errors import NotDerivable
 
     store = _store(args)
     try:
@@ -102,8 +102,6 @@ def latest_filed_reports(facts) -> dict[str, tuple[int, int]]:
 def drop_future_quarters(report: dict, facts) -> None:
     """Standalone quarters after a company's latest filed report are not "underivable": they have not
     happened (or not been filed) yet. Remove them from the report's `quarters` lists, counting them."""
-    from ledgerlm.synth.statements.periods import parse_report
-
     latest = latest_filed_reports(facts)
     for entry in report["companies"]:
         last = latest.get(entry["company"])
@@ -132,9 +130,6 @@ def validate_main(argv: list[str]) -> int:
     _add_source_args(parser)
     args = parser.parse_args(argv)
 
-    from ledgerlm.synth.statements.sources import load_facts
-    from ledgerlm.synth.statements.validate import render_report, validate_facts
-
     facts = load_facts(args.source, as_of=args.as_of, latest_only=False)
     if facts.empty:
         _no_facts(args.source)
@@ -144,10 +139,6 @@ def validate_main(argv: list[str]) -> int:
     if not args.audit:
         print(json.dumps(report, indent=2, default=str) if args.json else render_report(report))
         return 1 if (failed and args.strict) else 0
-    from pathlib import Path
-
-    from ledgerlm.synth.statements import audit as audit_mod
-
     exceptions = audit_mod.load_exceptions(Path(args.exceptions) if args.exceptions else audit_mod.DEFAULT_EXCEPTIONS)
     audited = audit_mod.Audit(facts).run(args.company or None)
     data_sanity = audit_mod.dataset_sanity(Path(args.data)) if args.data else None

@@ -23,6 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.splits import _kinds, normalize
+from ledgerlm.synth.statements.taxonomy import tag_precedence
 
 FACT_COLUMNS = [
     "company", "company_name", "scope", "statement", "concept", "label", "value", "unit",
@@ -97,9 +99,6 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     later value is not the same line (`keep_same_line`). Rows without a mapped concept are kept
     untouched. The result has one extra column, `adjustment`: the note of every correction ('' if none).
     """
-    from ledgerlm.synth.statements.splits import normalize
-    from ledgerlm.synth.statements.taxonomy import tag_precedence
-
     if as_of:  # rows without a filing date cannot be placed in time: they leave a point-in-time view
         df = df[(df["filed"] != "") & (df["filed"] <= str(as_of))]
     if df.empty:
@@ -133,8 +132,6 @@ def keep_same_line(df: pd.DataFrame) -> pd.DataFrame:
     20-F used for 16,606.7 M of finance income). The original stays, with a note; per-share values
     and share counts are left to splits.normalize.
     """
-    from ledgerlm.synth.statements.splits import _kinds
-
     flows = df[(_kinds(df) == "") & (df["filed"] != "") & (df["value"] != 0)]
     key = PERIOD_KEY + ["tag"]
     multi = flows[flows.duplicated(key, keep=False)]

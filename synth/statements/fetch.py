@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import sys
 import tempfile
 import threading
 import time
@@ -175,6 +176,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

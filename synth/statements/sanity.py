@@ -180,7 +180,7 @@ def currency_mixups(facts: pd.DataFrame) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ledgerlm.synth.statements.sources import load_raw_facts
+    from ledgerlm.synth.statements.sources import load_raw_facts  # here, not at the top: sources -> companyfacts -> sanity
 
     args = argv if argv is not None else sys.argv[1:]
     facts = load_raw_facts(args or None)  # every loader runs check_facts

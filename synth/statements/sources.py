@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import InputError, LedgerError
-from ledgerlm.synth.statements import canonical_io, companyfacts, fsds, xbrl
+from ledgerlm.synth.statements import canonical_io, companyfacts, fsds, tables, xbrl
 from ledgerlm.synth.statements.facts import empty_facts, select_latest
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "sec"
@@ -82,8 +82,6 @@ def _load_one(kind: str, path: Path) -> pd.DataFrame:
         return canonical_io.read_canonical(path)
     if kind == "fsds":
         return fsds.load_fsds(path)
-    from ledgerlm.synth.statements import tables
-
     return tables.load_table_file(path)
 
 

@@ -32,6 +32,8 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 import pandas as pd
 
+from ledgerlm.synth.statements.taxonomy import concept_info
+
 SPLIT_FACTORS = (2, 3, 4, 5, 6, 7, 8, 10, 15, 20, 25, 30, 40, 50, 100, 1.5, 2.5)
 SLIP_FACTORS = (1000.0, 0.001)
 SHARE_TOL = 0.01  # relative: share counts restated for a split agree within 1 %
@@ -59,8 +61,6 @@ def _fmt_factor(k: float) -> str:
 
 def _kinds(df: pd.DataFrame) -> pd.Series:
     """per_share | shares | '' for every row (taxonomy kind, else the unit)."""
-    from ledgerlm.synth.statements.taxonomy import concept_info
-
     kinds = {}
     for concept in df["concept"].unique():
         try:
@@ -204,8 +204,6 @@ def normalize(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if len(idx):
         is_shares = kind.loc[idx] == "shares"
         old = df.loc[idx, "value"].astype(float)
-        from decimal import Decimal
-
         exact = [Decimal(repr(o)) * Decimal(repr(f)) if sh else Decimal(repr(o)) / Decimal(repr(f))
                  for o, f, sh in zip(old, factor[idx], is_shares)]
         # a rescaled per-share figure is kept at the decimals every statement format prints (3.6475 / 7 = 0.521071),
@@ -246,8 +244,6 @@ def _num(x: float) -> str:
     """A number for a note: thousands separators for large values, never e-notation."""
     if abs(x) >= 1000:
         return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
-    from decimal import Decimal
-
     return format(Decimal(repr(float(x))).normalize(), "f")
 
 
@@ -256,7 +252,7 @@ def _join(a: str, b: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ledgerlm.synth.statements.sources import load_facts
+    from ledgerlm.synth.statements.sources import load_facts  # here, not at the top: sources -> facts -> splits
 
     raw = load_facts(argv or None, latest_only=False)
     _, notes = normalize(raw.assign(adjustment=""))

@@ -10,10 +10,13 @@ Every value is derived from *reports* (one filing's year-to-date flows and perio
 store restricted to the reports a prompt shows (`restrict`) answers exactly what that prompt allows:
 a missing report raises `NotDerivable` naming it (the deficiency trap rests on this).
 
-The fiscal calendar is read from the facts: annual windows (350-380 days) are fiscal years, labelled
-by the fiscal year the 10-K/20-F itself declares for its own latest period (Apple FY2023 ends
-2023-09-30; NVIDIA FY2026 ends 2026-01-25); 52/53-week years need no special case because every
-window is matched by its actual start and end dates.
+The store composes three parts (issue 13):
+- `store.calendar` (fiscal_calendar.Calendar): fiscal years read from the facts, report end dates, filing dates;
+- `store.index` (factindex.FactIndex): one value per (company, scope, concept, report), vintage-selected, and the
+  filed three-month values; its derived lookups are cached properties of the index itself;
+- this module: views (`restrict`, `with_reported_values`: the same calendar, a visibility filter, a new index for
+  other values) and the period algebra (derived periods, per-share rules, statements). A view never inherits a
+  cached property of the store (`_view` drops them all), so a new cache cannot go stale in a view.
 """
 from __future__ import annotations
 
@@ -23,38 +26,27 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cache, cached_property
 from typing import Iterable
 
 import pandas as pd
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
-from ledgerlm.synth.statements.companyfacts import ticker_map
+from ledgerlm.synth.statements.factindex import Cell, FactIndex, FactRef, concept_meta, index_facts
+from ledgerlm.synth.statements.fiscal_calendar import ANNUAL_DAYS, DAYS_PER_QUARTER, QUARTER_DAYS, Calendar, FiscalYear
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
-from ledgerlm.synth.statements.taxonomy import concept_info
+from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
+
+__all__ = ["ANNUAL_DAYS", "DAYS_PER_QUARTER", "QUARTER_DAYS", "Calendar", "Derived", "FactIndex", "FactRef", "FactStore",
+           "FiscalYear", "forget_frames"]
+_Cell = Cell  # the store cache's codec names the cell type by this name
 
 EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}  # EPS concept -> its denominator
 QUARTER_COLUMNS = frozenset({*EPS_SHARES, *EPS_SHARES.values()})  # non-additive lines read from the 3-month column
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
 _AS_FILED_RE = re.compile(r"as filed (-?[\d.]+) / ([\d.]+) =")  # a per-share figure rescaled for a split (splits.py)
-ANNUAL_DAYS = (350, 380)
-QUARTER_DAYS = (80, 100)
-DAYS_PER_QUARTER = 365.25 / 4
-
-
-@dataclass(frozen=True)
-class FactRef:
-    """One reported value a computation used."""
-
-    concept: str
-    report: str  # report label, e.g. FY2023Q3YTD
-    value: float
-    source: str  # accession number or file
-    label: str = ""
-    unit: str = ""
-    tag: str = ""  # the taxonomy tag (or statement label) the value was reported under
-    note: str = ""  # a correction applied to the filed value (split basis, scale slip, kept original line)
 
 
 @dataclass
@@ -71,39 +63,11 @@ class Derived:
         return {f.report for f in self.inputs}
 
 
-@dataclass(frozen=True)
-class FiscalYear:
-    label: int
-    start: dt.date
-    end: dt.date | None  # None while the year is still in progress in the data
-
-
-@dataclass
-class _Cell:
-    value: float
-    unit: str
-    source: str
-    label: str
-    filed: str
-    statement: str
-    tag: str
-    note: str = ""
-
-
 def forget_frames(err: Exception) -> Exception:
     """`err` without its traceback and context, to be remembered in a cache (and raised as copies): otherwise
     the cache keeps every frame of the raise alive, with the caller's locals (whole shards of synth rows)."""
     err.__traceback__ = err.__context__ = err.__cause__ = None
     return err
-
-
-def _concept_meta(concept: str) -> tuple[str, str]:
-    """(statement, kind) for a canonical concept, from the taxonomy data when it knows the key."""
-    try:
-        info = concept_info(concept)
-    except KeyError:  # not a canonical key (e.g. a user's own concept): callers fall back on the facts
-        return "", ""
-    return info.statement, info.kind
 
 
 class FactStore:
@@ -129,271 +93,83 @@ class FactStore:
             facts = facts[(filed != "") & (filed <= str(as_of))]
         self.facts = facts
         self.as_of = as_of
-        self._allowed = _allowed
-        if _allowed is None:
-            self._build(facts)
-
-    # -- construction ----------------------------------------------------------------------
-    def _build(self, facts: pd.DataFrame) -> None:
-        df = facts.copy()
-        df["start"] = pd.to_datetime(df["start"].replace("", None), errors="coerce")
-        df["end"] = pd.to_datetime(df["end"].replace("", None), errors="coerce")
-        if df["end"].isna().any():
-            bad = df[df["end"].isna()].iloc[0]
-            raise InputError(
-                f"fact without a valid end date: company {bad['company']}, concept {bad['concept']}",
-                path=str(bad.get("source", "")) or None,
-                field="end",
-            )
-        for col, default in (("filed", ""), ("source", ""), ("label", ""), ("statement", ""), ("tag", ""),
-                             ("company_name", ""), ("fiscal_year", None), ("fiscal_period", ""), ("form", "")):
-            if col not in df.columns:
-                df[col] = default
-        df["filed"] = df["filed"].astype(str)
-        df = df.sort_values("filed", ascending=False, kind="stable")
-        df["days"] = (df["end"] - df["start"]).dt.days
-
-        self._names: dict[str, str] = {}
-        self._calendars: dict[str, list[FiscalYear]] = {}
-        self._cells: dict[tuple[str, str, str, ReportKey], _Cell] = {}
-        self._quarter_reported: dict[tuple[str, str, str, int, int], _Cell] = {}
-        self._report_ends: dict[tuple[str, ReportKey], dt.date] = {}
-        self._report_filed: dict[tuple[str, str, ReportKey], str] = {}
-        self.unplaced = 0  # facts whose window matched no fiscal period (e.g. 2-month stubs)
-
-        for company, cdf in df.groupby("company", sort=True):
-            company = str(company)
-            names = cdf["company_name"].dropna().astype(str)
-            self._names[company] = names.iloc[0] if len(names) else company
-            years = self._fiscal_years(cdf)  # from every filed version: each filing labels its own year
-            self._calendars[company] = years
-            self._place(company, self._latest(cdf), years)
-            self._first_filed(company, cdf)
-
-    def _first_filed(self, company: str, cdf: pd.DataFrame) -> None:
-        """Each report's filing date: the earliest filing (of every version given) that showed any
-        value dated at the report's end: the original 10-K/10-Q, not a later recast or comparative."""
-        key_by_end = {end: key for (c, key), end in self._report_ends.items() if c == company}
-        rows = cdf[cdf["filed"].astype(str) != ""]
-        ends = rows["end"].dt.date
-        for (scope, end), filed in rows.groupby([rows["scope"].astype(str), ends])["filed"].min().items():
-            key = key_by_end.get(end)
-            if key is not None:
-                self._report_filed[(company, scope or "consolidated", key)] = str(filed)
-
-    @staticmethod
-    def _fiscal_years(cdf: pd.DataFrame) -> list[FiscalYear]:
-        annual = cdf[(cdf["days"] >= ANNUAL_DAYS[0]) & (cdf["days"] <= ANNUAL_DAYS[1])]
-        windows = sorted({(s.date(), e.date()) for s, e in zip(annual["start"], annual["end"])}, key=lambda w: w[1])
-        # One window per fiscal-year end (drop odd windows that share an end within a week).
-        by_end: dict[dt.date, dt.date] = {}
-        for start, end in windows:
-            if not any(abs((end - e).days) <= 7 for e in by_end):
-                by_end[end] = start
-        # Label: the fiscal year each annual filing declares for its own latest period.
-        offsets: Counter[int] = Counter()
-        labelled = annual[annual["fiscal_year"].notna() & annual["fiscal_period"].astype(str).str.upper().eq("FY")]
-        if len(labelled):
-            # The filing's own year is the window that ended shortly before it was filed; older
-            # windows in the same filing are comparatives that repeat the filing's fy label.
-            filed = pd.to_datetime(labelled["filed"], errors="coerce")
-            lag = (filed - labelled["end"]).dt.days
-            latest = labelled[(lag >= 0) & (lag <= 120)]
-            if latest.empty:
-                latest = labelled.loc[labelled.groupby("source")["end"].transform("max") == labelled["end"]]
-            for end, fy in zip(latest["end"], latest["fiscal_year"]):
-                try:
-                    offsets[int(float(fy)) - end.year] += 1
-                except (TypeError, ValueError):
-                    continue
-        if offsets:
-            offset = offsets.most_common(1)[0][0]
-        else:  # 52/53-week years ending in the first days of January belong to the prior year
-            ends = list(by_end)
-            offset = -1 if ends and all(e.month == 1 and e.day <= 7 for e in ends) else 0
-        years = [FiscalYear(end.year + offset, start, end) for end, start in sorted(by_end.items())]
-        # Balance-sheet-only sources (e.g. one CAS table): annual instants outside every known year.
-        instants = cdf[cdf["start"].isna() & cdf["fiscal_period"].astype(str).str.upper().isin(["", "FY", "NAN", "<NA>"])]
-        for end in sorted({e.date() for e in instants["end"]}):
-            if any(y.start - dt.timedelta(days=7) <= end <= y.end + dt.timedelta(days=7) for y in years):
-                continue
-            fys = instants.loc[instants["end"].dt.date == end, "fiscal_year"].dropna()
-            label = int(fys.iloc[0]) if len(fys) else end.year + offset
-            years.append(FiscalYear(label, end - dt.timedelta(days=364), end))
-        years.sort(key=lambda y: y.end)
-        # A year in progress: YTD windows that start the day after the last known year end.
-        if years:
-            nxt = years[-1].end + dt.timedelta(days=1)
-            if ((cdf["start"].dt.date == nxt) & (cdf["days"] < ANNUAL_DAYS[0])).any():
-                years.append(FiscalYear(years[-1].label + 1, nxt, None))
-        return years
-
-    @staticmethod
-    def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
-        """One value per window: tag precedence, then the latest filing (see facts.select_latest)."""
-        from ledgerlm.synth.statements.facts import select_latest
-
-        out = select_latest(cdf.assign(start=cdf["start"].dt.strftime("%Y-%m-%d").fillna(""),
-                                       end=cdf["end"].dt.strftime("%Y-%m-%d")).drop(columns="days"))
-        out["start"] = pd.to_datetime(out["start"].replace("", None), errors="coerce")
-        out["end"] = pd.to_datetime(out["end"])
-        out["days"] = (out["end"] - out["start"]).dt.days
-        return out.sort_values("filed", ascending=False, kind="stable")
+        self._allowed = _allowed  # None: every report; else {company: reports} this view sees
+        self.calendar, self.index = index_facts(facts)
 
     @classmethod
     def from_sources(cls, paths: list[str] | None = None, *, as_of: str | None = None) -> "FactStore":
         """Load facts (default: the embedded SEC data) keeping every filed version, then index them."""
-        from ledgerlm.synth.statements.sources import load_facts
-
         return cls(load_facts(paths, latest_only=False), as_of=as_of)
 
-    def _place(self, company: str, cdf: pd.DataFrame, years: list[FiscalYear]) -> None:
-        starts = {fy.start: fy for fy in years}
-        quarter_ends: dict[dt.date, ReportKey] = {}
-        for fy in years:
-            if fy.end is not None:
-                quarter_ends[fy.end] = ReportKey(fy.label, 4)
-        durations = cdf[cdf["start"].notna()]
-        # Year-to-date windows: start on a fiscal-year start.
-        for start, end, days in zip(durations["start"], durations["end"], durations["days"]):
-            fy = starts.get(start.date())
-            if fy is None or days >= ANNUAL_DAYS[0]:
-                continue
-            q = round(days / DAYS_PER_QUARTER)
-            if 1 <= q <= 3 and abs(days - q * DAYS_PER_QUARTER) <= 10:
-                quarter_ends.setdefault(end.date(), ReportKey(fy.label, q))
-        for (end, key) in quarter_ends.items():
-            self._report_ends[(company, key)] = end
-
-        def report_for_instant(day: dt.date) -> ReportKey | None:
-            key = quarter_ends.get(day)
-            if key is None:  # tolerate a few days' drift between balance-sheet date and window end
-                for delta in (1, -1, 2, -2, 3, -3):
-                    key = quarter_ends.get(day + dt.timedelta(days=delta))
-                    if key:
-                        break
-            return key
-
-        for row in cdf.itertuples(index=False):
-            cell = _Cell(float(row.value), str(row.unit), str(row.source or ""), str(row.label or ""),
-                         str(row.filed or ""), str(row.statement or ""), str(row.tag or ""), str(getattr(row, "adjustment", "") or ""))
-            scope = str(row.scope or "consolidated")
-            end = row.end.date()
-            if pd.isna(row.start):
-                key = report_for_instant(end)
-                if key is None:
-                    self.unplaced += 1
-                    continue
-            else:
-                start, days = row.start.date(), int(row.days)
-                fy = starts.get(start)
-                key = None
-                if fy is not None and days >= ANNUAL_DAYS[0]:
-                    key = ReportKey(fy.label, 4) if fy.end == end else None
-                elif fy is not None:
-                    ytd = quarter_ends.get(end)
-                    key = ytd if ytd is not None and ytd.fiscal_year == fy.label and ytd.quarters < 4 else None
-                elif QUARTER_DAYS[0] <= days <= QUARTER_DAYS[1] and end in quarter_ends:
-                    ytd = quarter_ends[end]
-                    qkey = (company, scope, str(row.concept), ytd.fiscal_year, ytd.quarters)
-                    self._quarter_reported.setdefault(qkey, cell)
-                    continue
-                if key is None:
-                    self.unplaced += 1
-                    continue
-            ckey = (company, scope, str(row.concept), key)
-            if ckey not in self._cells:  # rows are sorted latest-filed first
-                self._cells[ckey] = cell
+    @property
+    def unplaced(self) -> int:
+        """Facts whose window matched no fiscal period (e.g. 2-month stubs)."""
+        return self.index.unplaced
 
     # -- views -----------------------------------------------------------------------------
+    def _view(self, allowed: dict[str, set[ReportKey]], index: FactIndex | None = None) -> "FactStore":
+        """A store over the same calendar (and `index`, default the same) that sees only `allowed`. The view's own
+        derived caches (cached properties of FactStore) start empty; other attributes are shared."""
+        view = type(self).__new__(type(self))
+        cached = _cached_names(type(self))
+        view.__dict__.update({k: v for k, v in self.__dict__.items() if k not in cached})
+        view._allowed = allowed
+        if index is not None:
+            view.index = index
+        return view
+
     def restrict(self, allowed: dict[str, Iterable[ReportKey | str]]) -> "FactStore":
         """A view that only sees the given reports of the given companies (all scopes)."""
-        view = FactStore.__new__(FactStore)
-        view.__dict__.update(self.__dict__)
-        view._allowed = {c: {parse_report(r) for r in reps} for c, reps in allowed.items()}
-        return view
+        return self._view({c: {parse_report(r) for r in reps} for c, reps in allowed.items()})
 
     def with_reported_values(self, company: str, values: dict[tuple[str, str, str], float], source: str = "prompt") -> "FactStore":
         """A view of `company` that sees only `values` {(scope, concept, report label): value}, on this
         store's fiscal calendar and units: e.g. the numbers parsed back out of a rendered prompt."""
         company = self.resolve_company(company)
         reports = {parse_report(r) for _, _, r in values}
-        view = self.restrict({company: reports})
-        currency = next((c.unit for k, c in self._cells.items() if k[0] == company and "/" not in c.unit and c.unit.lower() != "shares"), "")
+        own = self.index.company_cells(company)
+        currency = next((c.unit for c in own.values() if "/" not in c.unit and c.unit.lower() != "shares"), "")
         cells = {}
         for (scope, concept, report), value in values.items():
-            key = (company, scope, concept, parse_report(report))
-            original = self._cells.get(key)
+            original = own.get((scope, concept, parse_report(report)))
             unit = original.unit if original is not None else currency
-            cells[key] = _Cell(float(value), unit, source, concept, "", original.statement if original else "", "")
-        view._cells = cells
+            cells[(company, scope, concept, parse_report(report))] = Cell(float(value), unit, source, concept, "",
+                                                                          original.statement if original else "", "")
         # three-month EPS and share counts of the shown reports stay visible (a 10-Q shows its quarter's column)
-        view._quarter_reported = {k: c for k, c in self._quarter_reported.items() if k[0] == company and k[2] in QUARTER_COLUMNS
-                                  and ReportKey(k[3], k[4]) in reports}
-        for cached in ("_report_index", "_by_company", "_concept_reports", "_statement_order", "_value_memo"):
-            view.__dict__.pop(cached, None)
-        return view
+        quarters = {k: c for k, c in self.index.quarter_reported.items() if k[0] == company and k[2] in QUARTER_COLUMNS
+                    and ReportKey(k[3], k[4]) in reports}
+        index = self.index.replace(cells=cells, quarter_reported=quarters)
+        index.share_basis[company] = self.share_basis(company)  # the company's basis (its split notes are in this store's cells)
+        return self._view({company: reports}, index)
 
-    def _company_cells(self, company: str) -> dict[tuple[str, str, ReportKey], "_Cell"]:
+    def _company_cells(self, company: str) -> dict[tuple[str, str, ReportKey], Cell]:
         """{(scope, concept, report): cell} for one company (indexed once; the scans are hot in synth)."""
-        if "_by_company" not in self.__dict__:
-            index: dict[str, dict] = {}
-            for (c, scope, concept, report), cell in self._cells.items():
-                index.setdefault(c, {})[(scope, concept, report)] = cell
-            self._by_company = index
-        return self._by_company.get(company, {})
+        return self.index.company_cells(company)
 
     def _scope_index(self, company: str, scope: str) -> dict[str, set[ReportKey]]:
-        """{concept: reports holding it} for one company and scope (built once per store; restricted views
-        share it and filter by visibility, so it never depends on `_allowed`)."""
-        if "_concept_reports" not in self.__dict__:
-            self._concept_reports = {}
-        key = (company, scope)
-        if key not in self._concept_reports:
-            index: dict[str, set[ReportKey]] = {}
-            for (s, concept, report) in self._company_cells(company):
-                if s == scope:
-                    index.setdefault(concept, set()).add(report)
-            self._concept_reports[key] = index
-        return self._concept_reports[key]
+        """{concept: reports holding it} for one company and scope (never depends on `_allowed`)."""
+        return self.index.scope_index(company, scope)
 
     def _visible(self, company: str, report: ReportKey) -> bool:
         return self._allowed is None or report in self._allowed.get(company, set())
 
     # -- companies and calendars ---------------------------------------------------------------
     def companies(self) -> list[str]:
-        return sorted(self._calendars)
+        return self.calendar.companies()
 
     def company_name(self, company: str) -> str:
-        return self._names.get(self.resolve_company(company), company)
+        return self.calendar.names.get(self.resolve_company(company), company)
 
     def resolve_company(self, query: str) -> str:
         """A ticker, a CIK (with or without leading zeros) or the exact entity name -> the store's key."""
-        q = str(query).strip()
-        if q in self._calendars:
-            return q
-        upper = {c.upper(): c for c in self._calendars}
-        if q.upper() in upper:
-            return upper[q.upper()]
-        for company, name in self._names.items():
-            if name.strip().lower() == q.lower():
-                return company
-        if q.isdigit():
-            cik = int(q)
-            for company in self._calendars:
-                if company.isdigit() and int(company) == cik:
-                    return company
-            ticker = ticker_map().get(cik, ("", ""))[0].upper()
-            if ticker in upper:
-                return upper[ticker]
-        raise InputError(f"unknown company {query!r}; known: {', '.join(self.companies())}", field="company")
+        return self.calendar.resolve(query)
 
     def fiscal_years(self, company: str) -> list[FiscalYear]:
-        return list(self._calendars[self.resolve_company(company)])
+        return list(self.calendar.years[self.resolve_company(company)])
 
     def period_end(self, company: str, period: Period | str) -> dt.date | None:
         p = parse_period(period)
-        return self._report_ends.get((self.resolve_company(company), p.end_report()))
+        return self.calendar.report_ends.get((self.resolve_company(company), p.end_report()))
 
     def reports(self, company: str, scope: str = "consolidated") -> list[ReportKey]:
         company = self.resolve_company(company)
@@ -406,17 +182,11 @@ class FactStore:
 
     def _has_report(self, company: str, report: ReportKey, scope: str, statement: str = "") -> bool:
         """Does the data hold this report's `statement` (any statement when unknown)?"""
-        if "_report_index" not in self.__dict__:
-            index: set[tuple] = set()
-            for key, cell in self._cells.items():
-                index.add((key[0], key[1], key[3], ""))
-                index.add((key[0], key[1], key[3], cell.statement or _concept_meta(key[2])[0]))
-            self._report_index = index
-        return (company, scope, report, statement) in self._report_index
+        return self.index.has_report(company, scope, report, statement)
 
     def report_filed(self, company: str, report: ReportKey | str, scope: str = "consolidated") -> str:
         """Filing date of the report (the earliest filing that showed its current-period values)."""
-        return self._report_filed.get((self.resolve_company(company), scope, parse_report(report)), "")
+        return self.calendar.report_filed.get((self.resolve_company(company), scope, parse_report(report)), "")
 
     def concepts(self, company: str, scope: str = "consolidated") -> list[str]:
         company = self.resolve_company(company)
@@ -430,10 +200,10 @@ class FactStore:
         """The value a report shows (YTD flow or period-end stock); NotDerivable when absent."""
         company, report = self.resolve_company(company), parse_report(report)
         visible = self._visible(company, report)
-        cell = self._cells.get((company, scope, concept, report)) if visible else None
+        cell = self.index.cells.get((company, scope, concept, report)) if visible else None
         if cell is None:
             where = "" if scope == "consolidated" else f" ({scope})"
-            if visible and self._has_report(company, report, scope, _concept_meta(concept)[0]):
+            if visible and self._has_report(company, report, scope, concept_meta(concept)[0]):
                 # The report is there but has no such line: nothing is missing that a reader could add.
                 raise NotDerivable(
                     f"{company}: the {report.label} report{where} shows no {concept}",
@@ -443,27 +213,27 @@ class FactStore:
                 f"{company}: {concept} needs the {report.label} report{where}, which is not available",
                 company=company, concept=concept, period=report.label, missing=[report.label],
             )
-        return FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
+        return cell.ref(concept, report.label)
 
     def reported_quarter(self, company: str, concept: str, period: Period | str, scope: str = "consolidated") -> FactRef | None:
         """A standalone three-month value as filed in a 10-Q (None when the filing did not show one)."""
         company, p = self.resolve_company(company), parse_period(period)
-        cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
+        cell = self.index.quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None or p.kind != "Q":
             return None
-        return FactRef(concept, p.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
+        return cell.ref(concept, p.label)
 
     def quarter_pairs(self) -> list[tuple[str, str, str, int, int]]:
         """Keys (company, scope, concept, fiscal_year, quarter) of every reported three-month value."""
-        return sorted(self._quarter_reported)
+        return sorted(self.index.quarter_reported)
 
     # -- period algebra ----------------------------------------------------------------------------
     def kind_of(self, concept: str, company: str | None = None) -> str:
         """flow | stock | per_share | shares (taxonomy first, else inferred from the facts' windows)."""
-        _, kind = _concept_meta(concept)
+        _, kind = concept_meta(concept)
         if kind:
             return kind
-        cells = [c for k, c in self._cells.items() if k[2] == concept and (company is None or k[0] == company)]
+        cells = [c for k, c in self.index.cells.items() if k[2] == concept and (company is None or k[0] == company)]
         if cells:
             unit = cells[0].unit
             if unit.lower() == "shares":
@@ -475,6 +245,11 @@ class FactStore:
             return "stock" if instants.mean() > 0.5 else "flow"
         return "flow"
 
+    @cached_property
+    def _value_memo(self) -> dict:
+        """The full store's derivations, remembered (a view starts without: `_view` drops every cached property)."""
+        return {}
+
     def value(self, company: str, concept: str, period: Period | str, scope: str = "consolidated", basis: str = "end") -> Derived:
         """The value of `concept` over (flows) or at (stocks) `period`, derived from reports.
 
@@ -485,8 +260,6 @@ class FactStore:
         if self._allowed is not None:
             return self._value(company, concept, p, scope, basis)
         # the full store never changes: remember each derivation (a copy goes out, so callers may edit it)
-        if "_value_memo" not in self.__dict__:
-            self._value_memo = {}
         key = (company, concept, p, scope, basis)
         hit = self._value_memo.get(key)
         if hit is None:
@@ -519,7 +292,7 @@ class FactStore:
 
     @staticmethod
     def _is_balance(concept: str) -> bool:
-        statement, _ = _concept_meta(concept)
+        statement, _ = concept_meta(concept)
         return statement == "balance"
 
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
@@ -543,14 +316,13 @@ class FactStore:
     def share_basis(self, company: str) -> str:
         """The one share basis every per-share value and share count of `company` is stated on."""
         company = self.resolve_company(company)
-        if "_share_basis" not in self.__dict__:
-            self._share_basis = {}
-        if company not in self._share_basis:
+        memo = self.index.share_basis
+        if company not in memo:
             found = sorted({m for c in self._company_cells(company).values() for m in _SPLIT_RE.findall(c.note)},
                            key=lambda m: m.split("from ")[-1])
-            self._share_basis[company] = ("share basis: the latest filing's (as filed, after " + "; ".join(found) + ")"
+            memo[company] = ("share basis: the latest filing's (as filed, after " + "; ".join(found) + ")"
                                           if found else "share basis: as filed (no stock split in the data)")
-        return self._share_basis[company]
+        return memo[company]
 
     def splits(self, company: str) -> list[tuple[str, str]]:
         """(factor text, first filing date on the new basis) of every stock split the company's values were rescaled for,
@@ -574,7 +346,7 @@ class FactStore:
         for (s, concept, report), cell in self._company_cells(company).items():
             if s != scope or report not in wanted or self.kind_of(concept, company) not in ("per_share", "shares"):
                 continue
-            if shown is not None and (_concept_meta(concept)[0] or cell.statement) not in shown:
+            if shown is not None and (concept_meta(concept)[0] or cell.statement) not in shown:
                 continue
             filed = self.report_filed(company, report, scope) or cell.filed
             if filed:
@@ -639,10 +411,10 @@ class FactStore:
     def _shown_quarter(self, company: str, concept: str, p: Period, scope: str) -> Derived | None:
         """The three-month figure the quarter's own report (10-Q; 10-K for Q4) shows, when it is visible."""
         report = ReportKey(p.fiscal_year, p.quarter)
-        cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
+        cell = self.index.quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None or not self._visible(company, report):
             return None
-        ref = FactRef(concept, report.label, cell.value, cell.source, cell.label, cell.unit, cell.tag, cell.note)
+        ref = cell.ref(concept, report.label)
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {p.label} (three months, as reported in the {report.label} report) = "
                                                     f"{_fmt(ref.value)}" + self._basis_note(company, concept, ref)])
 
@@ -653,7 +425,7 @@ class FactStore:
         -222,806,000 / 318,356,771.74 time-weighted shares = -0.699863 -> -0.70, as filed; the YoY of unrounded quarters,
         (-0.699863 - -0.637246) / 0.637246 = -9.83 %, differs from the filed cents' (-0.70 - -0.64) / 0.64 = -9.375 %). LedgerError when the derived figure does not round to the filed one (shares: > 1 % off):
         then the filer contradicts what the year-to-date reports give."""
-        cell = self._quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
+        cell = self.index.quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None:
             return d
         if kind != "per_share":
@@ -680,12 +452,7 @@ class FactStore:
 
     def _report_days(self, company: str, report: ReportKey) -> int:
         """Days the report's year-to-date window covers (fiscal-year start to the report's end date)."""
-        end = self._report_ends.get((company, report))
-        year = next((fy for fy in self._calendars.get(company, []) if fy.label == report.fiscal_year), None)
-        if end is None or year is None:
-            raise NotDerivable(f"{company}: the {report.label} report's dates are unknown", company=company,
-                               period=report.label, missing=[report.label])
-        return (end - year.start).days + 1
+        return self.calendar.report_days(company, report)
 
     def _weighted_shares(self, company: str, concept: str, p: Period, scope: str) -> Derived:
         """Weighted-average shares of a standalone quarter or a TTM window, time-weighted from the reports.
@@ -762,12 +529,10 @@ class FactStore:
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
-        if "_statement_order" not in self.__dict__:
-            self._statement_order = {}
-        key = (company, scope, statement)
-        if key not in self._statement_order:
-            self._statement_order[key] = self._find_statement_concepts(company, scope, statement)
-        return self._statement_order[key]
+        memo, key = self.index.statement_order, (company, scope, statement)
+        if key not in memo:
+            memo[key] = self._find_statement_concepts(company, scope, statement)
+        return memo[key]
 
     def _find_statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         cells = self._company_cells(company)
@@ -776,13 +541,19 @@ class FactStore:
         reported_statement = {k[1]: c.statement for k, c in cells.items() if k[0] == scope and c.statement}
         ordered = []
         for concept in present:
-            stmt = _concept_meta(concept)[0] or reported_statement.get(concept, "")
+            stmt = concept_meta(concept)[0] or reported_statement.get(concept, "")
             if stmt == statement:
                 ordered.append(concept)
         return sorted(ordered, key=lambda c: (order.get(c, len(order)), c))
 
 
-def _filed_basis(cell: _Cell) -> tuple[Decimal, float]:
+@cache
+def _cached_names(cls: type) -> frozenset[str]:
+    """Names of every functools.cached_property of `cls` (and its bases): what a view must not inherit."""
+    return frozenset(name for klass in cls.__mro__ for name, attr in vars(klass).items() if isinstance(attr, cached_property))
+
+
+def _filed_basis(cell: Cell) -> tuple[Decimal, float]:
     """(split factor k, the figure as its filing showed it) of a per-share cell: a rescaled cell's note reads
     "as filed 5.98 / 10 = 0.598 on the latest share basis (...)"; k = 1 for a cell on its own filing's basis."""
     m = _AS_FILED_RE.search(cell.note)

@@ -1,0 +1,173 @@
+"""Fiscal calendar of each company, read from its facts: fiscal years, report end dates, first filing dates.
+
+    python -c "from ledgerlm.synth.statements.store import FactStore; s = FactStore.from_sources(); print(s.calendar.years['NVDA'][-2:])"
+
+Annual windows (350-380 days) are fiscal years, labelled by the fiscal year the 10-K/20-F itself declares for its
+own latest period (Apple FY2023 ends 2023-09-30; NVIDIA FY2026 ends 2026-01-25); 52/53-week years need no special
+case because every window is matched by its actual start and end dates. A report (`ReportKey`) ends where a
+year-to-date window that starts on a fiscal-year start ends. Part of the FactStore split (issue 13): calendar here,
+fact index in factindex.py, views and period algebra in store.py.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ledgerlm.errors import InputError, NotDerivable
+from ledgerlm.synth.statements.companyfacts import ticker_map
+from ledgerlm.synth.statements.periods import ReportKey
+
+ANNUAL_DAYS = (350, 380)
+QUARTER_DAYS = (80, 100)
+DAYS_PER_QUARTER = 365.25 / 4
+
+
+@dataclass(frozen=True)
+class FiscalYear:
+    label: int
+    start: dt.date
+    end: dt.date | None  # None while the year is still in progress in the data
+
+
+@dataclass
+class Calendar:
+    """Every company's fiscal years, report end dates and report filing dates (plain data: the store cache
+    serialises it field by field)."""
+
+    names: dict[str, str] = field(default_factory=dict)  # company -> entity name
+    years: dict[str, list[FiscalYear]] = field(default_factory=dict)
+    report_ends: dict[tuple[str, ReportKey], dt.date] = field(default_factory=dict)
+    report_filed: dict[tuple[str, str, ReportKey], str] = field(default_factory=dict)  # (company, scope, report)
+
+    def companies(self) -> list[str]:
+        return sorted(self.years)
+
+    def resolve(self, query: str) -> str:
+        """A ticker, a CIK (with or without leading zeros) or the exact entity name -> the company key."""
+        q = str(query).strip()
+        if q in self.years:
+            return q
+        upper = {c.upper(): c for c in self.years}
+        if q.upper() in upper:
+            return upper[q.upper()]
+        for company, name in self.names.items():
+            if name.strip().lower() == q.lower():
+                return company
+        if q.isdigit():
+            cik = int(q)
+            for company in self.years:
+                if company.isdigit() and int(company) == cik:
+                    return company
+            ticker = ticker_map().get(cik, ("", ""))[0].upper()
+            if ticker in upper:
+                return upper[ticker]
+        raise InputError(f"unknown company {query!r}; known: {', '.join(self.companies())}", field="company")
+
+    def report_days(self, company: str, report: ReportKey) -> int:
+        """Days the report's year-to-date window covers (fiscal-year start to the report's end date)."""
+        end = self.report_ends.get((company, report))
+        year = next((fy for fy in self.years.get(company, []) if fy.label == report.fiscal_year), None)
+        if end is None or year is None:
+            raise NotDerivable(f"{company}: the {report.label} report's dates are unknown", company=company,
+                               period=report.label, missing=[report.label])
+        return (end - year.start).days + 1
+
+    def add_company(self, company: str, cdf: pd.DataFrame) -> list[FiscalYear]:
+        """Record `company`'s name and fiscal years from every filed version of its facts (each filing labels its
+        own year); returns the years."""
+        names = cdf["company_name"].dropna().astype(str)
+        self.names[company] = names.iloc[0] if len(names) else company
+        self.years[company] = fiscal_years(cdf)
+        return self.years[company]
+
+    def add_report_ends(self, company: str, ends: dict[dt.date, ReportKey]) -> None:
+        for end, key in ends.items():
+            self.report_ends[(company, key)] = end
+
+    def add_first_filed(self, company: str, cdf: pd.DataFrame) -> None:
+        """Each report's filing date: the earliest filing (of every version given) that showed any value dated at
+        the report's end: the original 10-K/10-Q, not a later recast or comparative."""
+        key_by_end = {end: key for (c, key), end in self.report_ends.items() if c == company}
+        rows = cdf[cdf["filed"].astype(str) != ""]
+        ends = rows["end"].dt.date
+        for (scope, end), filed in rows.groupby([rows["scope"].astype(str), ends])["filed"].min().items():
+            key = key_by_end.get(end)
+            if key is not None:
+                self.report_filed[(company, scope or "consolidated", key)] = str(filed)
+
+
+def fiscal_years(cdf: pd.DataFrame) -> list[FiscalYear]:
+    """The fiscal years of one company's facts (`start`/`end` as datetimes, `days` = end - start)."""
+    annual = cdf[(cdf["days"] >= ANNUAL_DAYS[0]) & (cdf["days"] <= ANNUAL_DAYS[1])]
+    windows = sorted({(s.date(), e.date()) for s, e in zip(annual["start"], annual["end"])}, key=lambda w: w[1])
+    # One window per fiscal-year end (drop odd windows that share an end within a week).
+    by_end: dict[dt.date, dt.date] = {}
+    for start, end in windows:
+        if not any(abs((end - e).days) <= 7 for e in by_end):
+            by_end[end] = start
+    # Label: the fiscal year each annual filing declares for its own latest period.
+    offsets: Counter[int] = Counter()
+    labelled = annual[annual["fiscal_year"].notna() & annual["fiscal_period"].astype(str).str.upper().eq("FY")]
+    if len(labelled):
+        # The filing's own year is the window that ended shortly before it was filed; older
+        # windows in the same filing are comparatives that repeat the filing's fy label.
+        filed = pd.to_datetime(labelled["filed"], errors="coerce")
+        lag = (filed - labelled["end"]).dt.days
+        latest = labelled[(lag >= 0) & (lag <= 120)]
+        if latest.empty:
+            latest = labelled.loc[labelled.groupby("source")["end"].transform("max") == labelled["end"]]
+        for end, fy in zip(latest["end"], latest["fiscal_year"]):
+            try:
+                offsets[int(float(fy)) - end.year] += 1
+            except (TypeError, ValueError):
+                continue
+    if offsets:
+        offset = offsets.most_common(1)[0][0]
+    else:  # 52/53-week years ending in the first days of January belong to the prior year
+        ends = list(by_end)
+        offset = -1 if ends and all(e.month == 1 and e.day <= 7 for e in ends) else 0
+    years = [FiscalYear(end.year + offset, start, end) for end, start in sorted(by_end.items())]
+    # Balance-sheet-only sources (e.g. one CAS table): annual instants outside every known year.
+    instants = cdf[cdf["start"].isna() & cdf["fiscal_period"].astype(str).str.upper().isin(["", "FY", "NAN", "<NA>"])]
+    for end in sorted({e.date() for e in instants["end"]}):
+        if any(y.start - dt.timedelta(days=7) <= end <= y.end + dt.timedelta(days=7) for y in years):
+            continue
+        fys = instants.loc[instants["end"].dt.date == end, "fiscal_year"].dropna()
+        label = int(fys.iloc[0]) if len(fys) else end.year + offset
+        years.append(FiscalYear(label, end - dt.timedelta(days=364), end))
+    years.sort(key=lambda y: y.end)
+    # A year in progress: YTD windows that start the day after the last known year end.
+    if years:
+        nxt = years[-1].end + dt.timedelta(days=1)
+        if ((cdf["start"].dt.date == nxt) & (cdf["days"] < ANNUAL_DAYS[0])).any():
+            years.append(FiscalYear(years[-1].label + 1, nxt, None))
+    return years
+
+
+def report_ends(years: list[FiscalYear], durations: pd.DataFrame) -> dict[dt.date, ReportKey]:
+    """End date -> report: fiscal-year ends (annual reports) and the ends of year-to-date windows (1-3 quarters
+    long, within 10 days) that start on a fiscal-year start."""
+    starts = {fy.start: fy for fy in years}
+    ends: dict[dt.date, ReportKey] = {fy.end: ReportKey(fy.label, 4) for fy in years if fy.end is not None}
+    for start, end, days in zip(durations["start"], durations["end"], durations["days"]):
+        fy = starts.get(start.date())
+        if fy is None or days >= ANNUAL_DAYS[0]:
+            continue
+        q = round(days / DAYS_PER_QUARTER)
+        if 1 <= q <= 3 and abs(days - q * DAYS_PER_QUARTER) <= 10:
+            ends.setdefault(end.date(), ReportKey(fy.label, q))
+    return ends
+
+
+def report_for_instant(ends: dict[dt.date, ReportKey], day: dt.date) -> ReportKey | None:
+    """The report a balance-sheet date belongs to (a few days' drift between the date and a window end tolerated)."""
+    key = ends.get(day)
+    if key is None:
+        for delta in (1, -1, 2, -2, 3, -3):
+            key = ends.get(day + dt.timedelta(days=delta))
+            if key:
+                break
+    return key
