@@ -192,3 +192,41 @@ def test_the_runner_reports_the_task_yaml_metrics_directions_and_groups(tmp_path
     got = results["results"]["fi_small"]
     assert got["accuracy"] == 1.0 and "parse_failure_rate" in got and "positional_accuracy" not in got
     assert sorted(g["answer_format"] for g in results["metrics"]["by_group"]) == ["json", "number"]
+
+
+def test_macrolens_and_epsbench_read_their_yaml(tmp_path, monkeypatch):
+    from ledgerlm.evaluate.epsbench import benchmark as eps
+    from ledgerlm.evaluate.macrolens import benchmark as ml
+
+    t1, t2 = ml.MacroLens("macrolens_t1"), ml.MacroLens("macrolens_t2")
+    assert t2.generation_defaults()["max_tokens"] == load_task("macrolens_t2").generation_kwargs.max_gen_toks == 512
+    assert t1.generation_defaults()["max_tokens"] == 12 * t1.cfg.H() + 64  # max_gen_toks: null -> the horizon rule
+    assert eps.EPSBench("epsbench").generation_defaults()["max_tokens"] == 2048
+    assert eps.EPSBench("epsbench").higher_is_better == load_task("epsbench").higher_is_better
+    for module, name, folder in ((ml, "macrolens_t4", "macrolens"), (eps, "epsbench", "epsbench")):
+        base = yaml.safe_load((TASKS_DIR / folder / f"{name}.yaml").read_text())
+        base["generation_kwargs"] = {"max_gen_toks": 99, "temperature": 0.5, "top_p": 0.8, "stop": ["END"]}
+        changed = tmp_path / f"{name}.yaml"
+        changed.write_text(yaml.safe_dump(base))
+        monkeypatch.setattr(module, "load_task", lambda task, path=changed: load_task(path))
+        bench = ml.MacroLens(name) if module is ml else eps.EPSBench(name)
+        got = bench.generation_defaults()
+        assert (got["max_tokens"], got["temperature"], got["top_p"], tuple(got["stop"])) == (99, 0.5, 0.8, ("END",)), name
+
+
+@pytest.mark.slow
+def test_macrolens_reports_the_yaml_metrics_through_the_runner(tmp_path, monkeypatch):
+    """MacroLens T4 on the offline fixture (baseline:naive): results.json `results` holds the YAML's metrics only."""
+    from ledgerlm.evaluate.harness.runner import RunConfig, evaluate
+    from ledgerlm.evaluate.macrolens import benchmark as ml
+
+    base = yaml.safe_load((TASKS_DIR / "macrolens" / "macrolens_t4.yaml").read_text())
+    base["metrics"] = [{"metric": "da", "higher_is_better": True}, "mae"]
+    changed = tmp_path / "macrolens_t4.yaml"
+    changed.write_text(yaml.safe_dump(base))
+    monkeypatch.setattr(ml, "load_task", lambda task: load_task(changed))
+    results, code = evaluate(RunConfig(model="baseline:naive", tasks=["macrolens_t4"], output_path=tmp_path / "out",
+                                       task_args={"budget": 8, "b_min": 50, "b_max": 50}, progress=False, bootstrap_iters=50))
+    got = results["results"]["macrolens_t4"]
+    assert code == 0 and "da" in got and "mae" in got and "parse_pct" not in got and "n_nonresponse" not in got
+    assert results["higher_is_better"]["macrolens_t4"] == {"da": True, "mae": False}

@@ -9,7 +9,7 @@ A task YAML's `metrics:` entries are resolved here; an unknown name is an error 
 - MacroLens metrics are the per-task tables of `ledgerlm.evaluate.macrolens.metrics.METRICS`
   (computed over arrays by that benchmark, with its cluster bootstrap); direction from its
   `LOWER_IS_BETTER` (failure counts such as `n_nonresponse` are lower-is-better too).
-- EPSBench metrics are keys of `ledgerlm.evaluate.epsbench.scoring.score_records`' output.
+- EPSBench metrics are the headline figures of `ledgerlm.evaluate.epsbench.benchmark.EPSBench.summarize`.
 """
 from __future__ import annotations
 
@@ -41,15 +41,12 @@ FININDICES = {m.name: m for m in (
     Metric("truncated_rate", False, lambda r: float(r.get("finish_reason") == "length"), "generation hit max_gen_toks"),
 )}
 
-EPSBENCH = {m.name: m for m in (
+EPSBENCH = {m.name: m for m in (  # what the EPSBench benchmark reports (evaluate/epsbench/benchmark.py summarize)
     Metric("pde_median", False, description="median over instances of |forecast - EPS| / price (finite instances)"),
     Metric("compliance", True, description="runs with a parseable forecast / expected runs"),
     Metric("format_compliance", True, description="final message in the asked format"),
-    Metric("point_compliance", True, description="records with a point forecast"),
     Metric("interval_score_mean", False, description="interval score of the p10-p90 interval / price, mean"),
-    Metric("interval_score_median", False, description="interval score / price, median"),
-    Metric("width_median", False, description="(p90 - p10) / price, median"),
-    Metric("coverage", None, description="share of actual EPS inside [p10, p90] (nominal 0.8: no direction)"),
+    Metric("coverage", None, description="share of actual EPS inside [p10, p90] (nominal 0.8: the YAML states a direction)"),
 )}
 
 MACROLENS_TASKS = ("T1", "T2", "T3", "T4", "T5", "T6", "T7")
@@ -59,8 +56,10 @@ def _macrolens(task_code: str) -> dict[str, Metric]:
     table = macrolens_metrics.METRICS[task_code]
     out = {}
     for name in table:
-        if name in macrolens_metrics.LOWER_IS_BETTER or name.startswith("mape_") or name in macrolens_metrics.COUNTS:
-            direction = False  # losses, per-field MAPEs of T3/T6, failure counts (n_nonresponse, n_unparsed_fields)
+        if name.startswith("mape_"):  # T3/T6 per-field and pooled MAPEs: results.json detail only (no interval)
+            continue
+        if name in macrolens_metrics.LOWER_IS_BETTER or name in macrolens_metrics.COUNTS:
+            direction = False  # losses and failure counts (n_nonresponse, n_unparsed_fields)
         else:
             direction = True  # parse_pct, da, anchor_da, spearman, balance_accuracy
         out[name] = Metric(name, direction, description=f"MacroLens {task_code} ({'primary' if name == macrolens_metrics.PRIMARY[task_code] else 'secondary'})")
