@@ -85,7 +85,7 @@ def eval_parser() -> argparse.ArgumentParser:
                         "max_model_len=,gpu_memory_utilization=,tensor_parallel_size=; openai: model=,base_url=,api_key_env=,concurrency=,timeout=")
     p.add_argument("--tasks", required=True, help="comma-separated task names (`--tasks list` lists them), e.g. finindices,macrolens_t2,epsbench")
     p.add_argument("--data", default=None, help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the "
-                                                "official release; macrolens: a release folder, Hub id or `fixture`)")
+                                                "official release; macrolens: a release folder, Hub id or `fixture`; epsbench: the document store DOCS)")
     p.add_argument("--task_args", "--task-args", default="", metavar="K=V,...",
                    help="benchmark options, e.g. finindices: split=dev,hint=nohint,lenient_precision=true,field_map=FILE")
     p.add_argument("--batch_size", "--batch-size", type=_batch_size, default=None,
