@@ -14,7 +14,8 @@ EPSBench's runs s1..s3, into one score per instance: median, null counting as +i
   Wilcoxon signed-rank p-value. Null scores (format failures) are counted per side; pairs where
   either side is null are left out of the statistics and listed.
 A markdown table goes to stdout and to `--out` (default: RUN_B/compare_vs_<name of A>.md);
-`--json` writes the same numbers as JSON.
+`--json` writes the same numbers as JSON. Multi-task runs of the harness (OUT/<task>/ folders, e.g.
+`--tasks macrolens_t1,macrolens_t2`) are compared task by task: one table per task.
 """
 from __future__ import annotations
 
@@ -215,6 +216,27 @@ def _null_sides(pair: dict) -> str:
     return " and ".join(side.upper() for side in ("a", "b") if pair[side] is None)
 
 
+def task_folders(run: str | Path) -> dict[str, Path]:
+    """task -> folder of a multi-task run (the runner's OUT/<task>/, listed under `task_folders` in OUT/results.json); {} otherwise."""
+    path = Path(run) / "results.json"
+    if not path.is_file() or (Path(run) / "samples.jsonl").is_file():
+        return {}
+    try:
+        listed = json.loads(path.read_text(encoding="utf-8")).get("task_folders") or {}
+    except (json.JSONDecodeError, AttributeError):
+        return {}
+    return {task: Path(run) / folder for task, folder in listed.items()}
+
+
+def compare_multitask(run_a: str | Path, run_b: str | Path, **kwargs: Any) -> list[dict[str, Any]]:
+    """One comparison per task both multi-task runs hold (e.g. macrolens_t1..t7); a task in one run only is an error."""
+    a, b = task_folders(run_a), task_folders(run_b)
+    if set(a) != set(b):
+        raise InputError(f"the runs hold different tasks: only in A {sorted(set(a) - set(b))}, only in B {sorted(set(b) - set(a))}",
+                         path=str(run_b), field="task_folders")
+    return [{**compare_runs(a[task], b[task], **kwargs), "task": task} for task in sorted(a)]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ledgerlm compare", description=__doc__.splitlines()[0])
     parser.add_argument("run_a", help="baseline run folder (e.g. before training)")
@@ -229,8 +251,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     by = None if args.by is None else [k for k in args.by.split(",") if k]
-    result = compare_runs(args.run_a, args.run_b, by=by, n_boot=args.n_boot, seed=args.seed, metric=args.metric, kind=args.kind)
-    markdown = to_markdown(result)
+    kwargs = {"by": by, "n_boot": args.n_boot, "seed": args.seed, "metric": args.metric, "kind": args.kind}
+    if task_folders(args.run_a) or task_folders(args.run_b):  # multi-task runs (OUT/<task>/): one table per task
+        result: Any = compare_multitask(args.run_a, args.run_b, **kwargs)
+        markdown = "\n".join(f"## {r['task']}\n\n" + to_markdown(r) for r in result)
+    else:
+        result = compare_runs(args.run_a, args.run_b, **kwargs)
+        markdown = to_markdown(result)
     print(markdown, end="")
     atomic_write_text(args.out or Path(args.run_b) / f"compare_vs_{Path(args.run_a).name}.md", markdown)
     if args.json:

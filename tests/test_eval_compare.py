@@ -100,3 +100,24 @@ def test_report_writes_markdown_and_three_plots(tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "![deltas](deltas.png)" in text and "| **all** | 60 |" in text
+
+
+def test_multitask_runs_are_compared_task_by_task(tmp_path, capsys):
+    """Two harness runs with OUT/<task>/ folders: one table per task, each the single-folder comparison."""
+    run_a, run_b = make_pair(tmp_path)
+    for side, run in (("MA", run_a), ("MB", run_b)):
+        results, samples = read_run(run)
+        for task in ("task_x", "task_y"):
+            write_run(tmp_path / side / task, results, samples)
+        (tmp_path / side / "results.json").write_text(json.dumps({"task_folders": {"task_x": "task_x", "task_y": "task_y"}}))
+    assert compare_main([str(tmp_path / "MA"), str(tmp_path / "MB"), "--json", str(tmp_path / "m.json"), "--n-boot", "300"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("| **all** | 60 | 50.0% (30/60) | 63.3% (38/60) | +13.3 |") == 2 and "## task_x" in printed and "## task_y" in printed
+    per_task = json.loads((tmp_path / "m.json").read_text())
+    single = compare_runs(run_a, run_b, n_boot=300)
+    assert [r["task"] for r in per_task] == ["task_x", "task_y"] and per_task[0]["rows"] == json.loads(json.dumps(single["rows"]))
+    (tmp_path / "MB" / "results.json").write_text(json.dumps({"task_folders": {"task_x": "task_x"}}))
+    from ledgerlm.errors import InputError
+
+    with pytest.raises(InputError, match="different tasks"):
+        compare_main([str(tmp_path / "MA"), str(tmp_path / "MB")])
