@@ -56,12 +56,27 @@ def test_hf_tiny_model_end_to_end(tiny_model, dataset, tmp_path):
 
 
 def test_hf_batched_equals_sequential_greedy(tiny_model):
-    sampler = make_backend(f"hf:{tiny_model}", batch_size=4)
+    sampler = make_backend(f"hf:{tiny_model}", batch_size=4, dtype="float32")  # bf16 (the CPU default) has batch effects
     batch = [r["messages"] for r in make_rows(5, seed=5)]
     params = GenerationParams(max_tokens=4)
     batched = [c.text for c in sampler.generate(batch, params)]
     sampler.batch_size = 1
     assert [c.text for c in sampler.generate(batch, params)] == batched  # left padding does not change greedy outputs
+    sampler.batch_size, sampler.sort_by_length = 4, False  # batches in input order instead of by prompt length
+    assert [c.text for c in sampler.generate(batch, params)] == batched  # sorting restores each result to its item
+
+
+def test_hf_cpu_default_dtype_is_bf16_only_where_native(tiny_model, monkeypatch):
+    from ledgerlm.inference.backends import hf
+
+    monkeypatch.setattr(hf.torch.cpu, "_is_avx512_bf16_supported", lambda: True, raising=False)
+    assert hf.default_cpu_dtype() == "bfloat16"
+    sampler = make_backend(f"hf:{tiny_model}", device="cpu")
+    assert sampler.dtype == "bfloat16" and next(sampler.model.parameters()).dtype == hf.torch.bfloat16
+    monkeypatch.setattr(hf.torch.cpu, "_is_avx512_bf16_supported", lambda: False, raising=False)
+    monkeypatch.setattr(hf.torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+    assert hf.default_cpu_dtype() == "float32"
+    assert make_backend(f"hf:{tiny_model}", device="cpu", dtype="float32").dtype == "float32"  # an explicit dtype wins
 
 
 def test_hf_prompt_over_max_model_len_is_one_item_error(tiny_model):
