@@ -216,12 +216,13 @@ def test_macrolens_and_epsbench_read_their_yaml(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_macrolens_reports_the_yaml_metrics_through_the_runner(tmp_path, monkeypatch):
-    """MacroLens T4 on the offline fixture (baseline:naive): results.json `results` holds the YAML's metrics only."""
+    """MacroLens T4 on the offline fixture (baseline:naive): results.json holds the YAML's metrics only, and its group_by."""
     from ledgerlm.evaluate.harness.runner import RunConfig, evaluate
     from ledgerlm.evaluate.macrolens import benchmark as ml
 
     base = yaml.safe_load((TASKS_DIR / "macrolens" / "macrolens_t4.yaml").read_text())
     base["metrics"] = [{"metric": "da", "higher_is_better": True}, "mae"]
+    base["group_by"] = ["task"]
     changed = tmp_path / "macrolens_t4.yaml"
     changed.write_text(yaml.safe_dump(base))
     monkeypatch.setattr(ml, "load_task", lambda task: load_task(changed))
@@ -230,3 +231,4 @@ def test_macrolens_reports_the_yaml_metrics_through_the_runner(tmp_path, monkeyp
     got = results["results"]["macrolens_t4"]
     assert code == 0 and "da" in got and "mae" in got and "parse_pct" not in got and "n_nonresponse" not in got
     assert results["higher_is_better"]["macrolens_t4"] == {"da": True, "mae": False}
+    assert results["group_by"] == ["task"]  # what `ledgerlm compare/report` group the samples by
