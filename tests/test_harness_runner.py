@@ -214,6 +214,11 @@ def test_results_json_carries_provenance(echo, tmp_path):
     results, _ = evaluate(config(tmp_path / "p", "script:p", model_args={"api_key": "sekret"}, batch_size=2, limit=4))
     assert {"results", "versions", "higher_is_better", "n-samples", "config", "library_versions", "model_info", "date"} <= set(results)
     assert set(results["library_versions"]) >= {"torch", "transformers", "vllm", "trl"}
+    import subprocess
+
+    head = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    assert results["git_hash"] == (head.stdout.strip() or None) and results["n-shot"] == {"echo": 0}
+    assert results["total_evaluation_time_seconds"] == results["time"]["wall_s"] > 0
     cfg = results["config"]
     assert cfg["model_args"] == {"api_key": "***"} and cfg["batch_size"] == 2 and cfg["limit"] == 4 and cfg["seed"] == 0
     assert "sekret" not in (tmp_path / "p" / "results.json").read_text()

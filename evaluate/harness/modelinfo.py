@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import platform
+import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,17 @@ def library_versions() -> dict[str, str | None]:
             out[name] = None
     out["python"] = platform.python_version()
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def git_hash() -> str | None:
+    """Short commit of the ledgerlm source tree when it is a git checkout (lm-eval's `git_hash`), else None."""
+    try:
+        done = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 def sha256_prefix(path: Path, chunk: int = 1 << 22) -> str:

@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.args import generation_params, model_spec
 from ledgerlm.evaluate.harness.base import Benchmark, Request, RunContext, Summary
-from ledgerlm.evaluate.harness.modelinfo import library_versions, model_fingerprint
+from ledgerlm.evaluate.harness.modelinfo import git_hash, library_versions, model_fingerprint
 from ledgerlm.evaluate.harness.registry import resolve_task
 from ledgerlm.evaluate.runfiles import RESULTS, SAMPLES, SAMPLE_FIELDS, atomic_write_text, clean_text, redact_text, write_run
 from ledgerlm.inference.cache import CompletionCache, generate_cached
@@ -338,9 +338,12 @@ def _task_results(task: str, bench: Benchmark, summary: Summary, samples: list[d
         "n-samples": {task: {"original": n_original, "effective": len(samples)}},
         "primary_metric": {task: bench.primary_metric},
         "config": run_config,
+        "n-shot": {task: 0},
         "library_versions": library_versions(),
+        "git_hash": git_hash(),
         "model_info": _model_info(spec, options),
         "time": {**(detail.get("time") or {}), **timing},
+        "total_evaluation_time_seconds": timing.get("wall_s"),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -365,7 +368,7 @@ def _model_info(spec: str, options: dict[str, Any]) -> dict[str, Any]:
 def _aggregate(runs: list[TaskRun], config: RunConfig, spec: str, options: dict[str, Any]) -> dict[str, Any]:
     if len(runs) == 1:
         return runs[0].results
-    keys = ("results", "versions", "higher_is_better", "n-samples", "primary_metric")
+    keys = ("results", "versions", "higher_is_better", "n-samples", "n-shot", "primary_metric")
     out: dict[str, Any] = {k: {} for k in keys}
     for run in runs:
         for k in keys:
@@ -373,6 +376,8 @@ def _aggregate(runs: list[TaskRun], config: RunConfig, spec: str, options: dict[
     out["task_folders"] = {r.task: str(r.folder.name) for r in runs}
     out["config"] = {**_run_config(config, spec, options), "tasks": {r.task: r.results.get("config") for r in runs}}
     out["library_versions"] = library_versions()
+    out["git_hash"] = git_hash()
+    out["total_evaluation_time_seconds"] = round(sum(r.results.get("total_evaluation_time_seconds") or 0 for r in runs), 3)
     out["model_info"] = runs[0].results.get("model_info")
     out["date"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     if any(r.results.get("partial") for r in runs):
