@@ -199,6 +199,7 @@ def test_macrolens_and_epsbench_read_their_yaml(tmp_path, monkeypatch):
     from ledgerlm.evaluate.macrolens import benchmark as ml
 
     t1, t2 = ml.MacroLens("macrolens_t1"), ml.MacroLens("macrolens_t2")
+    assert (t1.paper_task, t2.paper_task, t2.version) == ("T1", "T2", load_task("macrolens_t2").version)  # select.task, version
     assert t2.generation_defaults()["max_tokens"] == load_task("macrolens_t2").generation_kwargs.max_gen_toks == 512
     assert t1.generation_defaults()["max_tokens"] == 12 * t1.cfg.H() + 64  # max_gen_toks: null -> the horizon rule
     assert eps.EPSBench("epsbench").generation_defaults()["max_tokens"] == 2048
@@ -212,6 +213,10 @@ def test_macrolens_and_epsbench_read_their_yaml(tmp_path, monkeypatch):
         bench = ml.MacroLens(name) if module is ml else eps.EPSBench(name)
         got = bench.generation_defaults()
         assert (got["max_tokens"], got["temperature"], got["top_p"], tuple(got["stop"])) == (99, 0.5, 0.8, ("END",)), name
+    base = yaml.safe_load((TASKS_DIR / "macrolens" / "macrolens_t4.yaml").read_text())
+    (tmp_path / "t4.yaml").write_text(yaml.safe_dump({**base, "select": {"task": "T2"}, "metrics": ["medape"]}))
+    monkeypatch.setattr(ml, "load_task", lambda task: load_task(tmp_path / "t4.yaml"))
+    assert ml.MacroLens("macrolens_t4").paper_task == "T2"  # the YAML's select decides the paper task
 
 
 @pytest.mark.slow

@@ -84,7 +84,8 @@ class EPSBench(Benchmark):
         self.exclude_flagged = bool(task_args.get("exclude_flagged", False))
         self.release_config = task_args.get("release_config")
         self.spec = "model"
-        self.task_spec = load_task(task)  # evaluate/tasks/epsbench/epsbench.yaml: generation_kwargs, metrics, group_by
+        self.task_spec = load_task(task)  # evaluate/tasks/epsbench/epsbench.yaml: version, generation_kwargs, metrics, group_by
+        self.version = self.task_spec.version  # = SCORER_VERSION (tests/test_eval_tasks.py)
         self.higher_is_better = self.task_spec.higher_is_better
 
     def generation_defaults(self) -> dict[str, Any]:

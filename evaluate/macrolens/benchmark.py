@@ -72,8 +72,9 @@ class MacroLens(Benchmark):
         if task not in paper:
             raise InputError(f"task {task!r}: name one MacroLens task or several, comma-separated: {', '.join(paper)}",
                              field="--tasks")
-        self.paper_task = paper[task]
-        self.spec = load_task(task)  # evaluate/tasks/macrolens/<task>.yaml: generation_kwargs, metrics, group_by
+        self.spec = load_task(task)  # evaluate/tasks/macrolens/<task>.yaml: select, version, generation_kwargs, metrics, group_by
+        self.paper_task = self.spec.select["task"]  # T1..T7
+        self.version = self.spec.version  # = SCORER_VERSION (tests/test_eval_tasks.py)
         self.primary_metric = PRIMARY[self.paper_task]
         self.paper_seed = int(task_args.get("paper_seed", BOOTSTRAP_SEED))
         self.granularity = str(task_args.get("granularity", "daily"))
