@@ -15,6 +15,9 @@ instead a summary of the loss (mean with 95% bootstrap CI, median, format failur
 (mean loss per group of the runs' `group_by` fields, one panel per value of the first) and
 `deltas.png` of the mean loss difference (Wilcoxon p in the markdown; see `ledgerlm compare`).
 
+Multi-task runs of the harness (OUT/<task>/ folders) get one report per task under OUT/<task>/ and an
+index OUT/report.md.
+
 `--paper-tables` (FinIndices): the runs are repeated runs of ONE model (the paper uses 3) and report.md
 gets the paper's layouts, each cell the mean ± std over runs of the per-run accuracy (%):
 Table 3 (rows: hint setting × paradigm; columns: split) and Tables 11/12 (one per hint setting; rows:
@@ -25,15 +28,15 @@ paradigm; columns: capability axis). std is numpy's (ddof=0) unless `--std-ddof 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
-import sys
-
 import numpy as np
 
+from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
-from ledgerlm.evaluate.compare import _loss_value, compare_runs, score_kind, to_markdown
+from ledgerlm.evaluate.compare import _loss_value, compare_runs, score_kind, task_folders, to_markdown
 from ledgerlm.evaluate.runfiles import atomic_write_text, read_run
 
 
@@ -58,13 +61,34 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--paper-tables", action="store_true", help="FinIndices: runs are repeats of one model; add Table 3 / 11 / 12 layouts")
     parser.add_argument("--std-ddof", type=int, default=0, help="ddof of the std over runs in --paper-tables (default 0)")
     args = parser.parse_args(argv)
+    folders = [task_folders(r) for r in args.runs]
+    if any(folders):  # multi-task harness runs (OUT/<task>/): one report per task under OUT/<task>/, and an index
+        return _multitask_report(args, folders)
+    return _report(args.runs, Path(args.out), args)
+
+
+def _multitask_report(args: argparse.Namespace, folders: list[dict[str, Path]]) -> int:
+    tasks = sorted(set.intersection(*(set(f) for f in folders)))
+    if not tasks or any(not f for f in folders):
+        raise InputError("report: give either multi-task runs holding the same tasks or single-task run folders",
+                         path=str(args.runs[0]), field="task_folders")
     out = Path(args.out)
+    for task in tasks:
+        _report([f[task] for f in folders], out / task, args, title=f"{task}: ")
+    index = [f"# Evaluation report: {', '.join(Path(r).name for r in args.runs)}", ""] + [f"- [{t}]({t}/report.md)" for t in tasks]
+    atomic_write_text(out / "report.md", "\n".join(index) + "\n")
+    print(f"wrote {out / 'report.md'} (index of {len(tasks)} task reports)")
+    return 0
+
+
+def _report(run_paths: list, out: Path, args: argparse.Namespace, title: str = "") -> int:
     out.mkdir(parents=True, exist_ok=True)
-    runs = [(Path(r).name, *read_run(r)) for r in args.runs]
+    args.runs = [str(r) for r in run_paths]
+    runs = [(Path(r).name if not title else Path(r).parent.name, *read_run(r)) for r in args.runs]
     kind = score_kind(runs[0][1], runs[0][1], args.runs[0], args.runs[0])
     for path, (_, results, _) in zip(args.runs[1:], runs[1:]):
         score_kind(runs[0][1], results, args.runs[0], path)  # all runs must score the same way
-    sections = [f"# Evaluation report: {', '.join(name for name, _, _ in runs)}", ""]
+    sections = [f"# {title}Evaluation report: {', '.join(name for name, _, _ in runs)}", ""]
     if kind == "loss":
         sections += _loss_summary_table(runs, args.n_boot)
         plot_losses(runs, out / "losses.png", args.n_boot)

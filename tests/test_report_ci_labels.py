@@ -51,3 +51,20 @@ def test_report_summary_uses_wilson_and_names_n(tmp_path):
     text = (tmp_path / "rep" / "report.md").read_text()
     low = binomtest(20, 20).proportion_ci(method="wilson").low
     assert f"| A | a | 20 | 100.0% [{low:.1%}, 100.0%] |" in text and "95% Wilson CI" in text
+
+
+def test_multitask_runs_get_one_report_per_task(tmp_path):
+    from ledgerlm.evaluate.runfiles import write_run
+
+    rows = [{"id": f"q{i}", "prompt": [], "response": "", "reasoning": None, "answer_text": "", "extracted": None, "score": i % 2,
+             "error_reason": None, "paradigm": "single", "axis": "domain", "hint": True} for i in range(10)]
+    for run in ("A", "B"):
+        for task in ("t_one", "t_two"):
+            write_run(tmp_path / run / task, {"model": run}, rows)
+        (tmp_path / run / "results.json").write_text('{"task_folders": {"t_one": "t_one", "t_two": "t_two"}}')
+    assert report_main([str(tmp_path / "A"), str(tmp_path / "B"), "--out", str(tmp_path / "rep"), "--n-boot", "100"]) == 0
+    assert (tmp_path / "rep" / "report.md").read_text().count("/report.md)") == 2
+    for task in ("t_one", "t_two"):
+        text = (tmp_path / "rep" / task / "report.md").read_text()
+        assert text.startswith(f"# {task}: Evaluation report: A, B") and "| A | A | 10 | 50.0% [" in text
+        assert (tmp_path / "rep" / task / "deltas.png").is_file()
