@@ -1,9 +1,9 @@
-"""The EPSBench forecasting agent: a tool-calling loop over any evaluator sampler.
+"""The EPSBench forecasting agent: a tool-calling loop, the request/response protocol of `benchmark.EPSBench`.
 
-    ledgerlm eval --benchmark epsbench --model openai:gpt-4o-mini --docs DOCS --out runs/eps --runs 1
+    ledgerlm eval --model openai --model_args model=gpt-4o-mini --tasks epsbench --data DOCS --task_args runs=1 --output_path runs/eps
 
-One conversation per (instance, run), stepped in lockstep so a batch backend (hf:, vllm:) sees all
-active conversations at once. `openai:` models get native tool calls; other backends get a JSON
+One conversation per (instance, run), stepped in lockstep (`iter_conversations`, through the runner's
+cached `generate`) so a batch backend (hf, vllm) sees all active conversations at once. `openai:` models get native tool calls; other backends get a JSON
 tool protocol in text (TEXT_PROTOCOL). The final answer is one JSON object (FINAL_FORMAT): a
 value and an evidence line per driver, the calculator's EPS unchanged, and p10 / p90. Unparsable
 final JSON is a format failure (paper App. B.3), recorded, never retried.
@@ -21,7 +21,7 @@ from ledgerlm.evaluate.epsbench.calculator import Schema, calculate, operating_n
 from ledgerlm.evaluate.epsbench.release import Instance, Truth
 from ledgerlm.evaluate.epsbench.tools import Toolbox
 from ledgerlm.inference.reasoning import split_reasoning
-from ledgerlm.inference.sampling import GenerationParams, Sampler
+from ledgerlm.inference.sampling import GenerationParams
 
 SYSTEM_PROMPT = """You are an equity analyst forecasting a company's GAAP diluted EPS for a quarter that has ended \
 but whose results are not yet published. You may only use the documents your tools return; they are \
@@ -90,14 +90,6 @@ def start_conversation(instance: Instance, schema: Schema, toolbox: Toolbox, run
                                 news_start=instance.news_window_start, sources=sources, baseline_fq=schema.baseline_fq,
                                 schema=json.dumps(schema.public(), indent=1), final=FINAL_FORMAT)
     return Conversation(instance, schema, toolbox, run, [{"role": "system", "content": system}, {"role": "user", "content": user}])
-
-
-def run_conversations(sampler: Sampler, conversations: list[Conversation], params: GenerationParams, config: AgentConfig,
-                      native: bool, on_round=None) -> list[Conversation]:
-    """Every conversation to its end (see `iter_conversations`), in their original order."""
-    for _ in iter_conversations(sampler.generate, conversations, params, config, native, on_round):
-        pass
-    return conversations
 
 
 def iter_conversations(generate: Callable[..., list], conversations: list[Conversation], params: GenerationParams,
