@@ -17,7 +17,7 @@ from ledgerlm.errors import LedgerError
 COMMANDS = {
     # statement layer (synth/statements)
     "statements": ("ledgerlm.synth.statements.cli:statements_main", "show one canonical statement"),
-    "validate": ("ledgerlm.synth.statements.cli:validate_main", "check facts: A = L + E, conflicts, units, derivability"),
+    "validate": ("ledgerlm.synth.statements.validate_cli:validate_main", "check facts: A = L + E, conflicts, units, derivability"),
     "fetch": ("ledgerlm.synth.statements.fetch:main", "download SEC companyfacts (needs internet)"),
     # synthesis engine (synth/indices, synth/finindices, synth/distill)
     "compute": ("ledgerlm.synth.indices.cli:main", "one index value with its computation trace"),

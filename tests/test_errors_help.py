@@ -66,7 +66,7 @@ def test_validate_does_not_list_future_quarters_as_underivable(capsys):
 def test_future_is_judged_against_the_latest_filed_report():
     import pandas as pd
 
-    from ledgerlm.synth.statements.cli import drop_future_quarters
+    from ledgerlm.synth.statements.validate_cli import drop_future_quarters
 
     facts = pd.DataFrame({"company": ["A", "A"], "fiscal_year": [2024, 2025], "fiscal_period": ["FY", "Q1"]})
     report = {"companies": [{"company": "A", "checks": {"quarters": [

@@ -34,6 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from ledgerlm.errors import LedgerError
+from ledgerlm.synth.indices.compute import compute  # the audited answer
 from ledgerlm.synth.statements.periods import Period
 from ledgerlm.synth.statements.store import FactStore
 from ledgerlm.synth.statements.validate import check_balance
@@ -202,8 +203,6 @@ class Audit:
         return current + non
 
     def check_debt(self, company: str) -> None:
-        from ledgerlm.synth.indices.compute import compute  # the audited answer (imported here: validate sits on top)
-
         lines = self._balance_lines(company)
         for report in self.store.reports(company):
             end = self.store.period_end(company, report.period)
