@@ -39,13 +39,15 @@ LISTED_EXCLUSIONS = 50  # excluded pairs named in the markdown (all of them are 
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, by: Sequence[str] | None = None,
-                 n_boot: int = stats.N_BOOT, seed: int = 0, metric: str = "score", kind: str | None = None) -> dict[str, Any]:
-    """Paired comparison of two run folders (see module docstring); `kind` overrides the runs' score_kind."""
+                 n_boot: int = stats.N_BOOT, seed: int = 0, metric: str = "score", kind: str | None = None,
+                 cluster: str | None = None) -> dict[str, Any]:
+    """Paired comparison of two run folders (see module docstring); `kind` overrides the runs' score_kind;
+    `cluster` (a sample field, e.g. company) makes the Δ CIs cluster-bootstrap ones (whole clusters resampled)."""
     results_a, samples_a = read_run(run_a)
     results_b, samples_b = read_run(run_b)
     kind = score_kind(results_a, results_b, run_a, run_b, metric, kind)
     if kind == "loss":
-        return _compare_losses(run_a, run_b, results_a, results_b, samples_a, samples_b, by, n_boot, seed, metric)
+        return _compare_losses(run_a, run_b, results_a, results_b, samples_a, samples_b, by, n_boot, seed, metric, cluster)
     by = BINARY_GROUP_BY if by is None else by
     _check_binary(run_a, samples_a, metric)
     _check_binary(run_b, samples_b, metric)
@@ -53,14 +55,15 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, by: Sequence[str] | No
     b = {s["id"]: s for s in samples_b}
     ids = [i for i in a if i in b]
     levels = ([(by[0], by[-1])] if len(by) > 2 else []) + ([tuple(by)] if by else [])  # paradigm × hint, then all keys
-    rows = [_row({}, ids, a, b, n_boot, seed, metric)]
+    rows = [_row({}, ids, a, b, n_boot, seed, metric, cluster)]
     for keys in levels:
         groups: dict[tuple, list[str]] = {}
         for i in ids:
             groups.setdefault(tuple(b[i].get(k, a[i].get(k)) for k in keys), []).append(i)
         for group in sorted(groups, key=lambda g: tuple(str(x) for x in g)):
-            rows.append(_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed, metric))
-    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "score_kind": "binary", "n_paired": len(ids),
+            rows.append(_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed, metric, cluster))
+    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "score_kind": "binary", "ci_method": _ci_method(cluster),
+            "n_paired": len(ids),
             "only_a": len(a) - len(ids), "only_b": len(b) - len(ids), "rows": rows}
 
 
@@ -115,7 +118,7 @@ def _per_instance(samples: list[dict], metric: str, aggregate: str, key: str = "
 
 
 def _compare_losses(run_a, run_b, results_a: dict, results_b: dict, samples_a: list[dict], samples_b: list[dict],
-                    by: Sequence[str] | None, n_boot: int, seed: int, metric: str) -> dict[str, Any]:
+                    by: Sequence[str] | None, n_boot: int, seed: int, metric: str, cluster: str | None = None) -> dict[str, Any]:
     aggregate = results_b.get("score_aggregate") or results_a.get("score_aggregate") or "median"
     key = results_b.get("score_instance_key") or results_a.get("score_instance_key") or "id"
     a, b = _per_instance(samples_a, metric, aggregate, key), _per_instance(samples_b, metric, aggregate, key)
@@ -123,29 +126,53 @@ def _compare_losses(run_a, run_b, results_a: dict, results_b: dict, samples_a: l
     if by is None:
         by = results_b.get("group_by", results_a.get("group_by", []))
     by = [k for k in by if any(k in a[i]["fields"] or k in b[i]["fields"] for i in ids)]
-    rows = [_loss_row({}, ids, a, b, n_boot, seed)]
+    rows = [_loss_row({}, ids, a, b, n_boot, seed, cluster)]
     for depth in range(1, len(by) + 1):  # e.g. task, then task × level
         keys = tuple(by[:depth])
         groups: dict[tuple, list[str]] = {}
         for i in ids:
             groups.setdefault(tuple(b[i]["fields"].get(k, a[i]["fields"].get(k)) for k in keys), []).append(i)
         for group in sorted(groups, key=lambda g: tuple(str(x) for x in g)):
-            rows.append(_loss_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed))
+            rows.append(_loss_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed, cluster))
     side = lambda d: {"samples": sum(v["rows"] for v in d.values()), "null_samples": sum(v["null_rows"] for v in d.values()),  # noqa: E731
                       "instances": len(d), "null_instances": sum(v["score"] is None for v in d.values())}
     excluded = [{"id": i, "a": a[i]["score"], "b": b[i]["score"]} for i in ids if a[i]["score"] is None or b[i]["score"] is None]
-    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "score_kind": "loss",
+    return {"run_a": str(run_a), "run_b": str(run_b), "metric": metric, "score_kind": "loss", "ci_method": _ci_method(cluster),
             "score_name": results_b.get("score_name") or results_a.get("score_name") or metric, "score_aggregate": aggregate,
             "lower_is_better": True, "n_paired": len(ids), "only_a": len(a) - len(ids), "only_b": len(b) - len(ids),
             "format_failures": {"a": side(a), "b": side(b)}, "excluded_pairs": excluded, "rows": rows}
 
 
-def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int) -> dict[str, Any]:
+def _ci_method(cluster: str | None) -> str:
+    return f"cluster bootstrap over `{cluster}` (whole clusters resampled)" if cluster else "paired bootstrap over items"
+
+
+def _delta(xa, xb, clusters: list | None, n_boot: int, seed: int, statistic: str = "mean") -> stats.Estimate:
+    """Δ = b - a with its 95% CI: paired bootstrap over items, or over whole clusters when `clusters` is given."""
+    if clusters is None:
+        return stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed, statistic=statistic)
+    diff = np.asarray(xb, dtype=float) - np.asarray(xa, dtype=float)
+    est = stats.cluster_bootstrap(diff, [str(c) for c in clusters], statistic, n_boot=n_boot, seed=seed)
+    return stats.Estimate(est.value, est.ci_low, est.ci_high, est.n)
+
+
+def _clusters(ids: list[str], a: dict, b: dict, cluster: str | None, fields=lambda s: s) -> list | None:
+    if cluster is None:
+        return None
+    values = [fields(b[i]).get(cluster, fields(a[i]).get(cluster)) for i in ids]
+    missing = [i for i, v in zip(ids, values) if v is None]
+    if missing:
+        raise InputError(f"--cluster {cluster}: sample {missing[0]!r} has no {cluster!r} field ({len(missing)} such samples)", field="--cluster")
+    return values
+
+
+def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, cluster: str | None = None) -> dict[str, Any]:
     used = [i for i in ids if a[i]["score"] is not None and b[i]["score"] is not None]
     xa = np.array([a[i]["score"] for i in used], dtype=float)
     xb = np.array([b[i]["score"] for i in used], dtype=float)
-    mean = stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed)
-    median = stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed, statistic="median")
+    clusters = _clusters(used, a, b, cluster, fields=lambda s: s["fields"])
+    mean = _delta(xa, xb, clusters, n_boot, seed)
+    median = _delta(xa, xb, clusters, n_boot, seed, statistic="median")
     statistic, p_value = stats.wilcoxon_signed_rank(xa, xb) if used else (float("nan"), float("nan"))
     nan = float("nan")
     return {"group": group, "n": len(ids), "n_used": len(used),
@@ -158,10 +185,10 @@ def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: 
             "b_lower": int((xb < xa).sum()), "b_higher": int((xb > xa).sum()), "ties": int((xb == xa).sum())}
 
 
-def _row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, metric: str) -> dict[str, Any]:
+def _row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, metric: str, cluster: str | None = None) -> dict[str, Any]:
     xa = [int(a[i].get(metric) or 0) for i in ids]
     xb = [int(b[i].get(metric) or 0) for i in ids]
-    delta = stats.paired_bootstrap(xa, xb, n_boot=n_boot, seed=seed)
+    delta = _delta(xa, xb, _clusters(ids, a, b, cluster), n_boot, seed)
     p_value, b01, b10 = stats.mcnemar_exact(xa, xb)
     n = len(ids)
     return {"group": group, "n": n, "k_a": sum(xa), "k_b": sum(xb),
@@ -174,7 +201,7 @@ def to_markdown(result: dict[str, Any]) -> str:
         return _loss_markdown(result)
     lines = [f"# {result['metric']}: {result['run_b']} vs {result['run_a']}", "",
              f"{result['n_paired']} paired samples (only in A: {result['only_a']}, only in B: {result['only_b']}). "
-             "A and B: accuracy (right / n). Δ = B − A; 95% CI by paired bootstrap; p by McNemar's exact test. "
+             f"A and B: accuracy (right / n). Δ = B − A; 95% CI by {result.get('ci_method', 'paired bootstrap')}; p by McNemar's exact test. "
              "b01 = right only in B, b10 = right only in A.", "",
              "| group | n | A | B | Δ (pts) | 95% CI | p | b01 | b10 |", "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
     for r in result["rows"]:
@@ -191,7 +218,7 @@ def _loss_markdown(result: dict[str, Any]) -> str:
     lines = [f"# {result['score_name']} (lower is better): {result['run_b']} vs {result['run_a']}", "",
              f"{result['n_paired']} paired instances (only in A: {result['only_a']}, only in B: {result['only_b']}); "
              f"repeated ids folded by {result['score_aggregate']}. **Lower is better**: Δ = B − A, negative = B better. "
-             "95% CIs by paired bootstrap over instances; p by the Wilcoxon signed-rank test. "
+             f"95% CIs by {result.get('ci_method', 'paired bootstrap over items')}; p by the Wilcoxon signed-rank test. "
              f"Format failures (null score): A {fa['null_samples']} of {fa['samples']} samples ({fa['null_instances']} of {fa['instances']} instances), "
              f"B {fb['null_samples']} of {fb['samples']} samples ({fb['null_instances']} of {fb['instances']} instances); "
              f"{len(result['excluded_pairs'])} pairs with a null side are left out of the statistics; every mean, median and Δ "
@@ -249,9 +276,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--kind", choices=KINDS, default=None, help="override the runs' declared score_kind")
     parser.add_argument("--n-boot", type=int, default=stats.N_BOOT)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cluster", default=None, metavar="FIELD",
+                        help="sample field whose values are clusters (e.g. company, or an item id shared by its variants): "
+                             "Δ CIs by cluster bootstrap, whole clusters resampled (default: items are independent)")
     args = parser.parse_args(argv)
     by = None if args.by is None else [k for k in args.by.split(",") if k]
-    kwargs = {"by": by, "n_boot": args.n_boot, "seed": args.seed, "metric": args.metric, "kind": args.kind}
+    kwargs = {"by": by, "n_boot": args.n_boot, "seed": args.seed, "metric": args.metric, "kind": args.kind, "cluster": args.cluster}
     if task_folders(args.run_a) or task_folders(args.run_b):  # multi-task runs (OUT/<task>/): one table per task
         result: Any = compare_multitask(args.run_a, args.run_b, **kwargs)
         markdown = "\n".join(f"## {r['task']}\n\n" + to_markdown(r) for r in result)

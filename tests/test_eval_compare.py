@@ -121,3 +121,29 @@ def test_multitask_runs_are_compared_task_by_task(tmp_path, capsys):
 
     with pytest.raises(InputError, match="different tasks"):
         compare_main([str(tmp_path / "MA"), str(tmp_path / "MB")])
+
+
+def test_cluster_option_resamples_whole_clusters(tmp_path):
+    """20 companies x 3 items; B beats A on every item of 6 companies and loses on every item of 4 (others tie):
+    items within a company move together, so the company-cluster CI is wider than the item CI, and equals
+    stats.cluster_bootstrap of the per-item differences."""
+    a, b = [], []
+    for c in range(20):
+        for k in range(3):
+            i = 3 * c + k
+            a.append({**sample(i, 0 if c < 6 else (1 if c < 10 else 0), "single", True), "company": f"C{c}"})
+            b.append({**sample(i, 1 if c < 6 else 0, "single", True), "company": f"C{c}"})
+    write_run(tmp_path / "A", {"model": "a"}, a)
+    write_run(tmp_path / "B", {"model": "b"}, b)
+    items = compare_runs(tmp_path / "A", tmp_path / "B", n_boot=2000, seed=0)["rows"][0]
+    clustered = compare_runs(tmp_path / "A", tmp_path / "B", n_boot=2000, seed=0, cluster="company")
+    row = clustered["rows"][0]
+    assert row["delta"] == items["delta"] == pytest.approx((18 - 12) / 60) and "company" in clustered["ci_method"]
+    assert (row["ci_high"] - row["ci_low"]) > 1.4 * (items["ci_high"] - items["ci_low"])  # ~sqrt(3) for clusters of 3
+    diff = [s_b["score"] - s_a["score"] for s_a, s_b in zip(a, b)]
+    ref = stats.cluster_bootstrap(diff, [s["company"] for s in a], "mean", n_boot=2000, seed=0)
+    assert (row["ci_low"], row["ci_high"]) == (ref.ci_low, ref.ci_high)
+    from ledgerlm.errors import InputError
+
+    with pytest.raises(InputError, match="no 'sector' field"):
+        compare_runs(tmp_path / "A", tmp_path / "B", n_boot=100, cluster="sector")
