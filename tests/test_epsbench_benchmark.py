@@ -28,3 +28,30 @@ def test_samples_are_instance_run_pairs_with_their_own_ids():
 def test_bad_task_args_are_one_input_error(args, message):
     with pytest.raises(InputError, match=message):
         EPSBench("epsbench", **args).load()
+
+
+@pytest.mark.parametrize("exclude_flagged", [False, True])
+def test_headline_metrics_are_the_release_aggregation_with_n_and_wilson_intervals(exclude_flagged):
+    """summarize on the release's own GLM records: the lm-eval headline equals score_records' numbers, n beside
+    each, proportions with Wilson intervals (scipy's binomtest)."""
+    from pathlib import Path
+
+    from scipy.stats import binomtest
+
+    from ledgerlm.evaluate.epsbench.bench import iter_records
+    from ledgerlm.evaluate.harness.base import RunContext
+    from ledgerlm.inference.sampling import GenerationParams
+
+    records = Path(__file__).parent / "data" / "epsbench_official" / "glm-4.5-air__opencode__default__full"
+    samples = [{"run": run, "record": rec} for run, rec in iter_records(records)]
+    bench = EPSBench("epsbench", exclude_flagged=exclude_flagged)
+    ctx = RunContext(seed=0, params=GenerationParams(), bootstrap_iters=200, model_id="m", generate=None)
+    summary = bench.summarize(samples, ctx)
+    detail, m = summary.detail, summary.metrics
+    assert m["pde_median"].value == detail["pde_median"] and m["pde_median"].n == detail["n_instances_finite"]
+    cov = m["coverage"]
+    assert cov.value == pytest.approx(detail["coverage"]) and cov.n == detail["n_with_interval"] > 0
+    k = round(detail["coverage"] * cov.n)
+    ref = binomtest(k, cov.n).proportion_ci(method="wilson")
+    assert cov.ci == (pytest.approx(ref.low), pytest.approx(ref.high))
+    assert m["compliance"].n == detail["n_runs_expected"] and m["compliance"].value == pytest.approx(detail["compliance"])
