@@ -33,14 +33,13 @@ import pandas as pd
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.statements.factindex import Cell, FactIndex, FactRef, concept_meta, index_facts
-from ledgerlm.synth.statements.fiscal_calendar import ANNUAL_DAYS, DAYS_PER_QUARTER, QUARTER_DAYS, Calendar, FiscalYear
+from ledgerlm.synth.statements.fiscal_calendar import Calendar, FiscalYear
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
 from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
 
-__all__ = ["ANNUAL_DAYS", "DAYS_PER_QUARTER", "QUARTER_DAYS", "Calendar", "Derived", "FactIndex", "FactRef", "FactStore",
-           "FiscalYear", "forget_frames"]
-_Cell = Cell  # the store cache's codec names the cell type by this name
+# Calendar, FactIndex, FactRef and FiscalYear live in fiscal_calendar.py / factindex.py; imported from here they keep working
+__all__ = ["Calendar", "Derived", "FactIndex", "FactRef", "FactStore", "FiscalYear", "forget_frames"]
 
 EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}  # EPS concept -> its denominator
 QUARTER_COLUMNS = frozenset({*EPS_SHARES, *EPS_SHARES.values()})  # non-additive lines read from the 3-month column
