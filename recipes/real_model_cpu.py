@@ -165,7 +165,9 @@ def main(cfg: RealModelConfig) -> Path:
         eval_cmd = ["ledgerlm", "eval", "--benchmark", "finindices", "--data", str(data), "--split", cfg.eval_split, "--both",
                     *limit, "--device", "cpu", *cfg.eval_args]
         timer.step("eval_base", base_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--out", str(base_run))
-        timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config,
+        # accelerate launch sets OMP_NUM_THREADS=1 unless told otherwise (use_cpu: false in the preset): one core, not all
+        threads = ["--num_cpu_threads_per_process", str(os.cpu_count() or 1)]
+        timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config, *threads,
                    "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
                    "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(cfg.max_steps)] if cfg.max_steps else []))
         timer.step("eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),

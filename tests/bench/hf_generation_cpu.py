@@ -6,9 +6,14 @@
 Real prompts (chat template applied) from a ledgerlm test split; greedy; EOS is suppressed
 (min_new_tokens = max_new_tokens) so every variant does the same work. For each variant it times a
 prefill-only pass (max_new_tokens=1) and the full generation, and prints prefill tokens/s, new tokens/s,
-seconds per decode step and the wall-time ratio to the first variant — all measured in this one run,
+seconds per decode step, CPU seconds (less sensitive to other jobs than wall time) and the wall-time ratio to the first variant — all measured in this one run,
 variants interleaved over --repeats rounds (median kept) because a shared machine is noisy.
 `--variants` picks a subset (names below); `--list` prints them.
+
+    ... --check-order 16 --max-new-tokens 300
+
+instead runs the `hf:` backend (its CPU defaults) on the first 16 rows with batches sorted by prompt length
+and in input order, and prints how many texts and extracted FinIndices answers agree per item.
 """
 from __future__ import annotations
 
@@ -76,8 +81,8 @@ class Runner:
             self.models[key] = m
         return self.models[key]
 
-    def generate(self, v: Variant, prompts: list[str], new_tokens: int) -> tuple[float, int, int]:
-        """Wall seconds, prompt tokens (incl. padding), and new tokens for all prompts."""
+    def generate(self, v: Variant, prompts: list[str], new_tokens: int) -> tuple[float, int, int, float]:
+        """Wall seconds, prompt tokens (incl. padding), new tokens, and CPU seconds of this process for all prompts."""
         model = self.model(v)
         lengths = [len(ids) for ids in self.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
         order = sorted(range(len(prompts)), key=lambda i: -lengths[i]) if v.sort else list(range(len(prompts)))
@@ -85,7 +90,7 @@ class Runner:
         if v.threads:
             torch.set_num_threads(v.threads)
         padded = made = 0
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         try:
             for start in range(0, len(order), v.batch):
                 enc = self.tokenizer([prompts[i] for i in order[start : start + v.batch]], return_tensors="pt", padding=True,
@@ -100,7 +105,32 @@ class Runner:
                 made += (out.shape[1] - enc["input_ids"].shape[1]) * out.shape[0]
         finally:
             torch.set_num_threads(threads)
-        return time.perf_counter() - began, padded, made
+        return time.perf_counter() - began, padded, made, time.process_time() - cpu
+
+
+def check_order(args: argparse.Namespace) -> None:
+    from ledgerlm.evaluate.finindices.bench import score_record
+    from ledgerlm.inference.backends import make_backend
+    from ledgerlm.inference.sampling import GenerationParams
+
+    rows = [json.loads(line) for line in open(args.data, encoding="utf-8") if line.strip()][: args.check_order]
+    sampler = make_backend(f"hf:{args.model}", device="cpu", batch_size=args.batch_size)
+    params = GenerationParams(max_tokens=args.max_new_tokens)
+    runs = {}
+    for sort in (True, False):
+        sampler.sort_by_length = sort
+        began = time.perf_counter()
+        out = sampler.generate([r["messages"] for r in rows], params)
+        runs[sort] = [score_record(r, c) for r, c in zip(rows, out)]
+        print(f"sorted={sort}: {time.perf_counter() - began:.0f} s, {sum(c.completion_tokens for c in out)} new tokens, "
+              f"dtype {sampler.dtype}, batch {sampler.batch_size}", flush=True)
+    same_text = sum(a["response"] == b["response"] for a, b in zip(runs[True], runs[False]))
+    same_answer = sum(a["extracted"] == b["extracted"] for a, b in zip(runs[True], runs[False]))
+    same_score = sum(a["score"] == b["score"] for a, b in zip(runs[True], runs[False]))
+    print(f"{len(rows)} items: identical text {same_text}, identical extracted answer {same_answer}, identical score {same_score}")
+    for a, b in zip(runs[True], runs[False]):
+        if a["extracted"] != b["extracted"]:
+            print(f"  {a['id']}: sorted {a['extracted']!r} vs input order {b['extracted']!r}")
 
 
 def main() -> None:
@@ -112,7 +142,11 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(DEFAULT), help="comma-separated names; the first is the ratio's base")
     parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds; the median wall time is kept")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--check-order", type=int, default=0, metavar="N", help="sorted vs input-order batches on N rows (backend)")
+    parser.add_argument("--batch-size", type=int, default=8, help="--check-order's batch size")
     args = parser.parse_args()
+    if args.check_order:
+        return check_order(args)
     if args.list:
         for name, v in VARIANTS.items():
             print(f"{name:22s} {v}")
@@ -129,24 +163,26 @@ def main() -> None:
     prefill: dict[str, list[float]] = {n: [] for n in names}
     full: dict[str, list[float]] = {n: [] for n in names}
     info: dict[str, tuple[int, int]] = {}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
     for name in names:  # load (and warm up / compile) every model before timing
         runner.generate(VARIANTS[name], prompts[:1], 2)
     for _ in range(args.repeats):
         for name in names:
             v = VARIANTS[name]
             prefill[name].append(runner.generate(v, prompts, 1)[0])
-            seconds, padded, made = runner.generate(v, prompts, args.max_new_tokens)
+            seconds, padded, made, cpu_s = runner.generate(v, prompts, args.max_new_tokens)
             full[name].append(seconds)
+            cpu[name].append(cpu_s)
             info[name] = (padded, made)
-            print(f"  {name}: prefill {prefill[name][-1]:.1f} s, generate {seconds:.1f} s", flush=True)
+            print(f"  {name}: prefill {prefill[name][-1]:.1f} s, generate {seconds:.1f} s (CPU {cpu_s:.1f} s)", flush=True)
     base = statistics.median(full[names[0]])
-    print(f"\n{'variant':22s} {'prefill tok/s':>13s} {'decode s/step':>13s} {'new tok/s':>10s} {'wall s':>8s} {'speed vs ' + names[0]:>16s}")
+    print(f"\n{'variant':22s} {'prefill tok/s':>13s} {'decode s/step':>13s} {'new tok/s':>10s} {'wall s':>8s} {'CPU s':>8s} {'speed vs ' + names[0]:>16s}")
     for name in names:
         v, p, f = VARIANTS[name], statistics.median(prefill[name]), statistics.median(full[name])
         padded, made = info[name]
         batches = -(-len(prompts) // v.batch)
         step = (f - p) / (batches * (args.max_new_tokens - 1))
-        print(f"{name:22s} {real / p:13.0f} {step:13.3f} {made / f:10.1f} {f:8.1f} {base / f:15.2f}x")
+        print(f"{name:22s} {real / p:13.0f} {step:13.3f} {made / f:10.1f} {f:8.1f} {statistics.median(cpu[name]):8.1f} {base / f:15.2f}x")
 
 
 if __name__ == "__main__":
