@@ -8,8 +8,9 @@
 
 `eval` flags are lm-eval's (`--model`, `--model_args`, `--tasks`, `--batch_size`, `--output_path`,
 `--log_samples`, `--apply_chat_template`, `--limit`, `--seed`, `--gen_kwargs`, `--bootstrap_iters`),
-the same for every benchmark; benchmark inputs are `--data PATH` and `--task_args k=v,...`
-(evaluate/harness/README.md). The run goes through `ledgerlm.evaluate.harness.runner`.
+the same for every benchmark; benchmark inputs are `--data PATH` and `--task_args k=v,...`, per task or
+benchmark in a run of several (`--data finindices=runs/data,macrolens=fixture --task_args macrolens.ladder=A`;
+evaluate/harness/routing.py, evaluate/harness/README.md). The run goes through `ledgerlm.evaluate.harness.runner`.
 
 The pre-harness form `ledgerlm eval --benchmark NAME ... --out RUN` still works: for finindices its
 flags are translated onto the same runner; macrolens and epsbench keep their own module
@@ -84,10 +85,13 @@ def eval_parser() -> argparse.ArgumentParser:
                    help="backend options: hf: pretrained=,dtype=,peft=,device=,trust_remote_code=,revision=; vllm: pretrained=,dtype=,peft=,"
                         "max_model_len=,gpu_memory_utilization=,tensor_parallel_size=; openai: model=,base_url=,api_key_env=,concurrency=,timeout=")
     p.add_argument("--tasks", required=True, help="comma-separated task names (`--tasks list` lists them), e.g. finindices,macrolens_t2,epsbench")
-    p.add_argument("--data", default=None, help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the "
-                                                "official release; macrolens: a release folder, Hub id or `fixture`; epsbench: the document store DOCS)")
-    p.add_argument("--task_args", "--task-args", default="", metavar="K=V,...",
-                   help="benchmark options, e.g. finindices: split=dev,hint=nohint,lenient_precision=true,field_map=FILE")
+    p.add_argument("--data", default=None, metavar="PATH | NAME=PATH,...",
+                   help="dataset for tasks that need one (finindices: a `ledgerlm synth` folder, JSONL file or the official release; "
+                        "macrolens: a release folder, Hub id or `fixture`; epsbench: the document store DOCS). One value goes to every task; "
+                        "per task or benchmark: finindices=runs/data,macrolens=fixture (a task name beats its benchmark's)")
+    p.add_argument("--task_args", "--task-args", default="", metavar="[NAME.]K=V,...",
+                   help="benchmark options, e.g. finindices: split=dev,hint=nohint,lenient_precision=true,field_map=FILE. A bare key goes to "
+                        "every task that takes it; NAME.key=v to task or benchmark NAME only (finindices.split=dev,macrolens.ladder=A)")
     p.add_argument("--batch_size", "--batch-size", type=_batch_size, default=None,
                    help="conversations per generate call (hf; default 8); `auto` = the backend's default")
     p.add_argument("--device", default=None, help="hf: cpu | cuda | cuda:1 (default: cuda when available); same as model_args device=")

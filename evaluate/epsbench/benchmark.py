@@ -56,6 +56,7 @@ def information_condition(information: str) -> dict[str, Any]:
 class EPSBench(Benchmark):
     """tool-using agent forecasts next-quarter EPS (median PDE, compliance, interval score); --data: the release's documents"""
     name = "epsbench"
+    task_arg_names = TASK_ARGS  # bare --task_args keys of a several-task run go to the tasks that take them
     version = SCORER_VERSION
     primary_metric = "pde_median"
     higher_is_better = {"pde_median": False, "compliance": True, "coverage": True, "interval_score_mean": False,

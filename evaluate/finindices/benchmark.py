@@ -37,6 +37,7 @@ RATES = ("parse_failure_rate", "format_failure_rate", "backend_error_rate", "tru
 class FinIndices(Benchmark):
     """financial-index QA over shown statements (set-match accuracy, bootstrap CI); --data: a `ledgerlm synth` folder"""
     name = "finindices"
+    task_arg_names = TASK_ARGS  # bare --task_args keys of a several-task run go to the tasks that take them
     primary_metric = "accuracy"
     higher_is_better = {"accuracy": True, "positional_accuracy": True, **{r: False for r in RATES}}
 

@@ -18,7 +18,8 @@ and yields `(instance, response)` as each conversation ends; `score` then gets t
 
 Constructor: `Benchmark(task, *, seed, data=None, **task_args)`: `task` is the registered task name
 (a benchmark may offer several, see `task_names`), `data` the `--data` path, `task_args` the parsed
-`--task_args k=v,...` (reject unknown keys with `InputError`).
+`--task_args k=v,...` (reject unknown keys with `InputError`) - in a run of several tasks, the ones routed to this
+task (`harness/routing.py`: `NAME=` / `NAME.key=` prefixes, bare keys to the tasks whose `task_arg_names` hold them).
 """
 from __future__ import annotations
 
@@ -84,6 +85,9 @@ class Benchmark:
     primary_metric: ClassVar[str] = "score"
     higher_is_better: ClassVar[dict[str, bool]] = {}
     multi_turn: ClassVar[bool] = False
+    # what `--data` / `--task_args` of a several-task run are routed to (harness/routing.py):
+    takes_data: ClassVar[bool] = True  # False: a bare `--data X` skips this benchmark's tasks, `--data NAME=X` is an error
+    task_arg_names: ClassVar[tuple[str, ...] | None] = None  # the --task_args keys it takes; None: undeclared, gets every bare key
 
     def __init__(self, task: str, *, seed: int = 0, data: str | None = None, **task_args: Any):
         self.task, self.seed, self.data, self.task_args = task, seed, data, task_args

@@ -29,6 +29,7 @@ from ledgerlm.evaluate.harness.args import generation_params, model_spec
 from ledgerlm.evaluate.harness.base import Benchmark, Request, RunContext, Summary
 from ledgerlm.evaluate.harness.modelinfo import git_hash, library_versions, model_fingerprint
 from ledgerlm.evaluate.harness.registry import resolve_task
+from ledgerlm.evaluate.harness.routing import TaskRef, route_data, route_task_args
 from ledgerlm.evaluate.runfiles import RESULTS, SAMPLES, SAMPLE_FIELDS, atomic_write_text, clean_text, redact_text, write_run
 from ledgerlm.inference.cache import CompletionCache, generate_cached
 from ledgerlm.inference.sampling import Completion, GenerationParams, Sampler, make_sampler
@@ -47,8 +48,8 @@ class RunConfig:
     tasks: list[str]
     output_path: str | Path
     model_args: dict[str, Any] = field(default_factory=dict)
-    data: str | None = None
-    task_args: dict[str, Any] = field(default_factory=dict)
+    data: str | Path | dict[str, str] | None = None  # one value, `NAME=V,...` or {NAME: V} (harness/routing.py)
+    task_args: dict[str, Any] = field(default_factory=dict)  # `key` (every task taking it) or `NAME.key` (task/benchmark NAME)
     batch_size: int | None = None
     limit: int | float | None = None
     seed: int = 0
@@ -78,10 +79,9 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
     out = Path(config.output_path)
     if out.exists() and not out.is_dir():
         raise InputError("--output_path must be a folder (results.json, samples.jsonl, cache.jsonl go there)", path=str(out))
-    benchmarks = []
-    for task in dict.fromkeys(config.tasks):  # a task named twice runs once
-        _, cls = resolve_task(task)
-        benchmarks.append((task, cls(task, seed=config.seed, data=config.data, **config.task_args)))
+    refs = [TaskRef(task, *resolve_task(task)) for task in dict.fromkeys(config.tasks)]  # a task named twice runs once
+    data, task_args = route_data(config.data, refs), route_task_args(config.task_args, refs)  # harness/routing.py
+    benchmarks = [(r.task, r.cls(r.task, seed=config.seed, data=data[r.task], **task_args[r.task])) for r in refs]
     spec, options = model_spec(config.model, config.model_args, config.batch_size)
     shared: dict[str, Sampler] = {}
     runs = []
@@ -247,6 +247,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     summary = bench.summarize(samples, ctx)
     timing = {"wall_s": round(time.perf_counter() - began, 3), **counts}
     results = _task_results(bench.task, bench, summary, samples, n_original, config, spec, options, params, timing, ctx.model_id)
+    results["config"].update(data=bench.data, task_args=bench.task_args)  # what this task got of --data / --task_args (routing.py)
     write_run(folder, results, samples)
     if summary.text:
         print(summary.text)
@@ -352,7 +353,8 @@ def _run_config(config: RunConfig, spec: str, options: dict[str, Any]) -> dict[s
     return {"model": config.model, "model_spec": spec, "model_args": _public(config.model_args), "backend_options": _public(options),
             "batch_size": config.batch_size, "limit": config.limit, "seed": config.seed, "gen_kwargs": config.gen_kwargs,
             "apply_chat_template": config.apply_chat_template, "log_samples": config.log_samples,
-            "bootstrap_iters": config.bootstrap_iters, "data": config.data, "task_args": config.task_args}
+            "bootstrap_iters": config.bootstrap_iters, "data": config.data if config.data is None or isinstance(config.data, dict) else str(config.data),
+            "task_args": config.task_args}
 
 
 def _model_info(spec: str, options: dict[str, Any]) -> dict[str, Any]:

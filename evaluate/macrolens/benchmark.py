@@ -61,6 +61,7 @@ def parse_ladder(text: str) -> list[str]:
 class MacroLens(Benchmark):
     """MacroLens (T1-T7): forecasting, valuation, scenario and statement tasks; --data: release folder, Hub id or `fixture`"""
     name = "macrolens"
+    task_arg_names = TASK_ARGS  # bare --task_args keys of a several-task run go to the tasks that take them
     version = SCORER_VERSION
 
     def __init__(self, task: str, *, seed: int = 0, data: str | None = None, **task_args: Any):
