@@ -4,7 +4,8 @@
     python -c "from ledgerlm.evaluate.harness import REGISTRY; print(sorted(REGISTRY))"
 
 `base` (Benchmark, Request, Metric, Summary, RunContext) · `registry` (name -> Benchmark class) ·
-`runner` (RunConfig, evaluate) · `args` (lm-eval style k=v strings) · `modelinfo` (versions, hashes).
+`runner` (RunConfig, evaluate) · `args` (lm-eval style k=v strings) · `routing` (which task gets which --data /
+--task_args) · `modelinfo` (versions, hashes).
 results.json / samples.jsonl layout: evaluate/harness/README.md.
 """
 from ledgerlm.evaluate.harness.base import Benchmark, Metric, Request, RunContext, Summary
