@@ -14,6 +14,10 @@ variants interleaved over --repeats rounds (median kept) because a shared machin
 
 instead runs the `hf:` backend (its CPU defaults) on the first 16 rows with batches sorted by prompt length
 and in input order, and prints how many texts and extracted FinIndices answers agree per item.
+
+    ... --backend-run 16 --max-new-tokens 300 --batch-size 8
+
+times the `hf:` backend as `ledgerlm eval` runs it (EOS honoured) on 16 rows: wall and CPU seconds per sample.
 """
 from __future__ import annotations
 
@@ -133,6 +137,21 @@ def check_order(args: argparse.Namespace) -> None:
             print(f"  {a['id']}: sorted {a['extracted']!r} vs input order {b['extracted']!r}")
 
 
+def backend_run(args: argparse.Namespace) -> None:
+    from ledgerlm.inference.backends import make_backend
+    from ledgerlm.inference.sampling import GenerationParams
+
+    rows = [json.loads(line) for line in open(args.data, encoding="utf-8") if line.strip()][: args.backend_run]
+    sampler = make_backend(f"hf:{args.model}", device="cpu", batch_size=args.batch_size)
+    began, cpu = time.perf_counter(), time.process_time()
+    out = sampler.generate([r["messages"] for r in rows], GenerationParams(max_tokens=args.max_new_tokens))
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+    print(f"{len(rows)} samples, dtype {sampler.dtype}, batch {sampler.batch_size}, max_tokens {args.max_new_tokens}: "
+          f"{sum(c.prompt_tokens for c in out)} prompt + {sum(c.completion_tokens for c in out)} new tokens "
+          f"({sum(c.finish_reason == 'length' for c in out)} hit max_tokens); wall {wall:.0f} s ({wall / len(rows):.1f} s/sample), "
+          f"CPU {cpu:.0f} s ({cpu / len(rows):.1f} s/sample), torch threads {torch.get_num_threads()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="runs/smollm2-135m")
@@ -143,10 +162,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds; the median wall time is kept")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--check-order", type=int, default=0, metavar="N", help="sorted vs input-order batches on N rows (backend)")
-    parser.add_argument("--batch-size", type=int, default=8, help="--check-order's batch size")
+    parser.add_argument("--backend-run", type=int, default=0, metavar="N", help="time the backend as `ledgerlm eval` runs it on N rows")
+    parser.add_argument("--batch-size", type=int, default=8, help="--check-order / --backend-run batch size")
     args = parser.parse_args()
     if args.check_order:
         return check_order(args)
+    if args.backend_run:
+        return backend_run(args)
     if args.list:
         for name, v in VARIANTS.items():
             print(f"{name:22s} {v}")
