@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ledgerlm.contracts import TrainingRow, write_jsonl
 from ledgerlm.errors import InputError
 from ledgerlm.inference.cache import AppendLog, CompletionCache
 from ledgerlm.synth.distill.manifest import build_manifest
@@ -107,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.max_failed_fraction:.0%}); first transport error: {str(failed[0].get('detail'))[:300]}; no "
               f"{args.split}.jsonl written, manifest.json marked partial (rerun to resume)", file=sys.stderr)
         return 3
-    write_jsonl(out / f"{args.split}.jsonl", rows)
-    write_jsonl(out / "rejects.jsonl", rejects)
+    write_jsonl(out / f"{args.split}.jsonl", [TrainingRow.from_dict(r, f"distill row {r.get('id')!r}") for r in rows], sort_keys=True)
+    write_jsonl(out / "rejects.jsonl", rejects, sort_keys=True)
     write_text(out / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     elapsed = time.monotonic() - started
     requested = len(outcomes) - update.progress.cached
@@ -156,9 +157,6 @@ class progress_bar:
         self._bar.update(self._task, completed=progress.done, rate=progress.acceptance,
                          tokens=progress.prompt_tokens + progress.completion_tokens)
 
-
-def write_jsonl(path: Path, rows: list[dict]) -> None:
-    write_text(path, "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows))
 
 
 def write_text(path: Path, text: str) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import random
 import re
 import unicodedata
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ledgerlm.contracts import Sample, iter_jsonl
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices.scoring import score_response
 from ledgerlm.inference.cache import CompletionCache, cache_key
@@ -106,26 +106,20 @@ def load_items(data: str | Path, split: str = "train", hint: str = "both", limit
     if not path.is_file():
         raise InputError(f"no {split}.jsonl in the dataset folder", path=str(path))
     items, seen = [], set()
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise InputError(f"line {line_no} is not JSON ({err.msg})", path=str(path)) from err
-            missing = [f for f in REQUIRED_FIELDS if f not in row]
-            if missing:
-                raise InputError(f"line {line_no} (id {row.get('id')!r}) lacks {missing}", path=str(path), field=missing[0])
-            if row["id"] in seen:
-                raise InputError(f"line {line_no}: duplicate id {row['id']!r}", path=str(path), field="id")
-            seen.add(row["id"])
-            try:  # an unusable answer fails now, not after paying the teacher
-                score_response(row, "Final answer: 0")
-            except InputError as err:
-                raise InputError(f"line {line_no}: {err}", path=str(path)) from err
-            if hint == "both" or bool(row["hint"]) == (hint == "hint"):
-                items.append(row)
+    for line_no, sample in iter_jsonl(path, Sample, numbered=True):  # contract 4, typed: a bad row names file:line + field
+        row = sample.to_dict()
+        missing = [f for f in REQUIRED_FIELDS if f not in row]
+        if missing:
+            raise InputError(f"line {line_no} (id {row.get('id')!r}) lacks {missing}", path=str(path), field=missing[0])
+        if row["id"] in seen:
+            raise InputError(f"line {line_no}: duplicate id {row['id']!r}", path=str(path), field="id")
+        seen.add(row["id"])
+        try:  # an unusable answer fails now, not after paying the teacher
+            score_response(row, "Final answer: 0")
+        except InputError as err:
+            raise InputError(f"line {line_no}: {err}", path=str(path)) from err
+        if hint == "both" or bool(row["hint"]) == (hint == "hint"):
+            items.append(row)
     return items[:limit] if limit else items
 
 
