@@ -166,6 +166,34 @@ def test_recipe_hint_pairs_pairs_the_two_variants_of_an_item(tmp_path):
     assert result["delta"] == pytest.approx(-1 / 3) and result["p_value"] == pytest.approx(1.0)
 
 
+def test_recipe_gives_sft_every_cpu_thread(tmp_path, monkeypatch):
+    """`accelerate launch` sets OMP_NUM_THREADS=1 when not told otherwise: the recipe must pass the core count (#15)."""
+    spec = importlib.util.spec_from_file_location("recipe_real_model_cpu_threads", REPO / "recipes" / "real_model_cpu.py")
+    recipe = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = recipe
+    spec.loader.exec_module(recipe)
+    commands = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(*command):
+        commands.append(command)
+        if command[:2] == ("accelerate", "launch"):
+            raise Stop
+
+    monkeypatch.setattr(recipe, "run", fake_run)
+    monkeypatch.setattr(recipe.os, "cpu_count", lambda: 6)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    cfg = recipe.RealModelConfig(out_dir=str(tmp_path / "out"), model_dir=str(tmp_path / "model"), slices=["configs/synth/lookup.yaml"])
+    with pytest.raises(Stop):
+        recipe.main(cfg)
+    launch = commands[-1]
+    assert launch[launch.index("--num_cpu_threads_per_process") + 1] == "6"
+    assert launch.index("--num_cpu_threads_per_process") < launch.index("train/sft.py")  # a launcher flag, not a script flag
+
+
 @pytest.mark.slow
 def test_recipe_miniature_end_to_end_on_the_real_model(tmp_path):
     """~5 minutes on 2 idle cores: 40 lookup samples, 2 LoRA steps of one example, 6 eval samples before and after,
