@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from ledgerlm.contracts import EvalRecord, read_jsonl  # read_jsonl: the one JSONL reader, re-exported here
 from ledgerlm.errors import InputError
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"']+@")
@@ -29,7 +30,7 @@ def redact_text(text: str) -> str:
     return _URL_SECRET.sub(r"\1***", _URL_USERINFO.sub(r"\1***@", text))
 
 RESULTS, SAMPLES = "results.json", "samples.jsonl"
-SAMPLE_FIELDS = ("id", "prompt", "response", "reasoning", "answer_text", "extracted", "score", "error_reason")
+SAMPLE_FIELDS = EvalRecord.field_names()  # contract 6: id, prompt, response, reasoning, answer_text, extracted, score, error_reason
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -62,28 +63,11 @@ def write_run(out_dir: str | Path, results: dict[str, Any], samples: Iterable[di
     """Write samples.jsonl then results.json (results last: its presence marks a complete run)."""
     out = Path(out_dir)
     rows = list(samples)
-    for row in rows:
-        missing = [f for f in SAMPLE_FIELDS if f not in row]
-        if missing:
-            raise InputError(f"sample {row.get('id')!r} lacks {missing}", path=str(out / SAMPLES))
+    for i, row in enumerate(rows, 1):  # contract 6, typed (ledgerlm.contracts.EvalRecord): a bad row names its field
+        EvalRecord.from_dict(row, f"{out / SAMPLES} row {i} (id {row.get('id')!r})")
     atomic_write_text(out / SAMPLES, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     atomic_write_text(out / RESULTS, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
     return out
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a JSONL file; a bad line raises InputError naming the file and line."""
-    rows = []
-    if not Path(path).is_file():
-        raise InputError("no such file", path=str(path))
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise InputError(f"line {lineno}: not JSON ({err.msg})", path=str(path)) from err
-    return rows
 
 
 def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -93,4 +77,4 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
         raise InputError(f"not a finished run (needs {RESULTS} and {SAMPLES})", path=str(run))
     with open(run / RESULTS, encoding="utf-8") as handle:
         results = json.load(handle)
-    return results, read_jsonl(run / SAMPLES)
+    return results, [record.to_dict() for record in read_jsonl(run / SAMPLES, EvalRecord)]
