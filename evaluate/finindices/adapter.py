@@ -40,6 +40,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ledgerlm.contracts import Sample
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices import extract
 from ledgerlm.evaluate.finindices.scoring import DEFICIENT
@@ -82,8 +83,9 @@ def load_rows(source: str | Path, *, split: str = "test", field_map: dict[str, l
         raise InputError("no such dataset folder or file", path=str(source))
     fields = merged_fields(field_map)
     out = []
-    for n, row in enumerate(raw):
-        out += [row] if "messages" in row else official_variants(row, n, split, file=file, fields=fields)
+    for n, row in enumerate(raw):  # our rows are contract 4 (typed: ledgerlm.contracts.Sample); the release's are mapped
+        out += [Sample.from_dict(row, f"{file} row {n + 1}").to_dict()] if "messages" in row else \
+            official_variants(row, n, split, file=file, fields=fields)
     return [_checked(row, file) for row in out]
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import track
 
+from ledgerlm.contracts import Sample, iter_jsonl
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.finindices import storecache
 from ledgerlm.synth.finindices.answers import INSUFFICIENT, answer_text
@@ -141,16 +142,7 @@ def read_rows(data: Path) -> list[dict]:
     files = [data / f"{split}.jsonl" for split in ("train", "dev", "test")] if data.is_dir() else [data]
     if not any(f.is_file() for f in files):
         raise InputError("no train/dev/test.jsonl here: give a dataset folder built by `ledgerlm synth`", path=str(data))
-    rows = []
-    for f in files:
-        if f.is_file():
-            with open(f, encoding="utf-8") as handle:
-                for n, line in enumerate(handle, 1):
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as err:
-                        raise InputError(f"line {n} is not JSON ({err.msg})", path=str(f)) from None
-    return rows
+    return [sample.to_dict() for f in files if f.is_file() for sample in iter_jsonl(f, Sample)]  # contract 4, typed
 
 
 def main(argv: list[str] | None = None) -> int:
