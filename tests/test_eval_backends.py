@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # eval_fixtures, opena
 from eval_fixtures import build_tiny_model, make_rows, write_dataset  # noqa: E402
 from openai_stub_server import StubServer  # noqa: E402
 
+from ledgerlm.errors import InputError  # noqa: E402
 from ledgerlm.inference.backends import make_backend  # noqa: E402
 from ledgerlm.inference.cache import CompletionCache, generate_cached  # noqa: E402
 from ledgerlm.evaluate.cli import eval_main  # noqa: E402
@@ -77,6 +78,8 @@ def test_hf_cpu_default_dtype_is_bf16_only_where_native(tiny_model, monkeypatch)
     monkeypatch.setattr(hf.torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
     assert hf.default_cpu_dtype() == "float32"
     assert make_backend(f"hf:{tiny_model}", device="cpu", dtype="float32").dtype == "float32"  # an explicit dtype wins
+    with pytest.raises(InputError, match="unknown dtype 'bf16'"):
+        make_backend(f"hf:{tiny_model}", dtype="bf16")
 
 
 def test_hf_prompt_over_max_model_len_is_one_item_error(tiny_model):
