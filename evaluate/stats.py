@@ -269,12 +269,13 @@ def mcnemar_exact(a: Sequence[int], b: Sequence[int]) -> tuple[float, int, int]:
 
 
 def grouped(records: Sequence[dict], keys: Sequence[str], *, value: str = "score", n_boot: int = N_BOOT, seed: Seed = 0) -> list[dict]:
-    """Mean of `value` with a bootstrap CI per combination of `keys` (sorted), e.g. paradigm × axis × hint."""
+    """Mean of `value` with its CI per combination of `keys` (sorted), e.g. paradigm × axis × hint: Wilson for 0/1
+    values (never zero-width at small n), percentile bootstrap otherwise (`score_ci`)."""
     groups: dict[tuple, list[float]] = {}
     for record in records:
         groups.setdefault(tuple(record.get(k) for k in keys), []).append(float(record.get(value) or 0))
     out = []
     for group in sorted(groups, key=lambda g: tuple(str(x) for x in g)):
-        estimate = bootstrap_ci(groups[group], n_boot=n_boot, seed=seed)
+        estimate = score_ci(groups[group], n_boot=n_boot, seed=seed)
         out.append({**dict(zip(keys, group)), **estimate.as_dict()})
     return out

@@ -8,8 +8,8 @@
 `evaluate/harness/`); `add_eval_args` are the pre-harness flags, translated onto it by
 `ledgerlm.evaluate.cli.legacy_finindices_config`.
 
-Paper: FinIndices (../shared/papers/finindices.txt §2.2.2). Accuracy is reported with bootstrap
-95% CIs per paradigm × axis × hint (Tables 3, 11, 12), plus the positional variant, parse/format
+Paper: FinIndices (../shared/papers/finindices.txt §2.2.2). Accuracy is reported with Wilson
+95% CIs (positional accuracy: percentile bootstrap) per paradigm × axis × hint (Tables 3, 11, 12), plus the positional variant, parse/format
 failure rates, tokens and time. Scoring: `ledgerlm.evaluate.finindices.scoring.score_response`.
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, tim
     reasons = Counter(r["error_reason"] for r in records if r["error_reason"])
     base_reason = lambda r: (r["error_reason"] or "").removeprefix("truncated:")  # noqa: E731
     n = len(records)
-    overall = stats.bootstrap_ci([r["score"] for r in records], n_boot=n_boot).as_dict()
+    overall = stats.score_ci([r["score"] for r in records], n_boot=n_boot).as_dict()  # Wilson (0/1 scores)
     return {
         "benchmark": "finindices", "task": config.get("task", "finindices"), "scorer_version": SCORER_VERSION,
         "model": model, "n": n,
@@ -112,7 +112,7 @@ def summarize(records: list[dict], *, model: str, config: dict, n_boot: int, tim
                           else "paper (≈: symbolic equality after normalisation; extra non-zero decimals are wrong)",
         "metrics": {
             "accuracy": overall,
-            "positional_accuracy": stats.bootstrap_ci([r["positional"] for r in records], n_boot=n_boot).as_dict(),
+            "positional_accuracy": stats.score_ci([r["positional"] for r in records], n_boot=n_boot).as_dict(),
             "parse_failure_rate": sum(base_reason(r) in PARSE_ERRORS for r in records) / n if n else 0.0,
             "format_failure_rate": sum(base_reason(r) in FORMAT_ERRORS for r in records) / n if n else 0.0,
             "backend_error_rate": sum(r["error_reason"] == "backend_error" for r in records) / n if n else 0.0,

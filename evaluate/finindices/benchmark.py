@@ -8,7 +8,7 @@
 `--task_args`: split=NAME (dataset file of a folder; default the task's), hint=hint|nohint|both (over the
 task's `select.hint`), field_map=FILE (official column-name corrections), lenient_precision=true.
 Scoring (`scoring.score_response` with the task's `answer_extraction`), the per-sample row
-(`bench.score_record`) and the detailed results (`bench.summarize`: the paper's groups, bootstrap CIs)
+(`bench.score_record`) and the detailed results (`bench.summarize`: the paper's groups, Wilson CIs for 0/1 scores)
 are the pre-harness ones, so scores are unchanged (tests/test_eval_golden.py). The lm-eval `results`
 view gives each proportion with its Wilson 95% interval (`<metric>_ci`) and stderr.
 """
@@ -35,7 +35,7 @@ RATES = ("parse_failure_rate", "format_failure_rate", "backend_error_rate", "tru
 
 
 class FinIndices(Benchmark):
-    """financial-index QA over shown statements (set-match accuracy, bootstrap CI); --data: a `ledgerlm synth` folder"""
+    """financial-index QA over shown statements (set-match accuracy, Wilson CI); --data: a `ledgerlm synth` folder"""
     name = "finindices"
     task_arg_names = TASK_ARGS  # bare --task_args keys of a several-task run go to the tasks that take them
     primary_metric = "accuracy"
@@ -103,8 +103,8 @@ def _stderr(p: float, n: int) -> float | None:
 
 
 def _proportion(k: int, n: int) -> Metric:
-    """k of n with lm-eval's stderr and the Wilson 95% interval (not zero-width at 0 % or 100 %, unlike the
-    bootstrap CIs kept under `metrics`, which are the pre-harness numbers)."""
+    """k of n with lm-eval's stderr and the Wilson 95% interval (not zero-width at 0 % or 100 %; the same interval
+    as `metrics.accuracy`)."""
     estimate = stats.wilson_ci(int(k), n)
     return Metric(value=k / n if n else None, n=n, stderr=_stderr(k / n, n) if n else None, ci=(estimate.ci_low, estimate.ci_high))
 
