@@ -402,6 +402,58 @@ def test_one_python_m_entry_point_per_command():
     assert not problems, "\n".join(problems)
 
 
+DATASET = "ledgerlm.synth.finindices.dataset"  # the dataset builder behind `ledgerlm synth`
+
+
+def dataset_builders_with_main(repo: Path = REPO, roots: dict[str, str] = ROOTS) -> list[str]:
+    """Modules with a `__main__` block that call the dataset builder (`dataset.generate` / `dataset.merge`):
+    each is a way to run `ledgerlm synth`'s job from the command line."""
+    found = []
+    for module, path in module_files(repo, roots).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if module == DATASET or not any(isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and isinstance(
+                n.test.left, ast.Name) and n.test.left.id == "__name__" for n in tree.body):
+            continue
+        aliases, funcs = set(), set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    if f"{node.module}.{a.name}" == DATASET:
+                        aliases.add(a.asname or a.name)
+                    elif node.module == DATASET and a.name in ("generate", "merge"):
+                        funcs.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                aliases |= {a.asname for a in node.names if a.name == DATASET and a.asname}
+        calls = [c.func for c in ast.walk(tree) if isinstance(c, ast.Call)]
+        if any(isinstance(f, ast.Attribute) and f.attr in ("generate", "merge") and isinstance(f.value, ast.Name)
+               and f.value.id in aliases or isinstance(f, ast.Name) and f.id in funcs for f in calls):
+            found.append(module)
+    return sorted(found)
+
+
+def test_synth_has_exactly_one_entry_point():
+    """Shard jobs on SLURM (`--shard i/n`) or Ray (`--ray-tasks N`) all start from `ledgerlm synth`: no other
+    module both builds datasets and runs as `python -m` (ray_runner keeps only its run() API)."""
+    from ledgerlm.cli import COMMANDS
+
+    assert dataset_builders_with_main() == [COMMANDS["synth"][0].split(":")[0]]
+
+
+def test_the_entry_point_scan_sees_a_second_synth_main(tmp_path):
+    (tmp_path / "synth" / "finindices").mkdir(parents=True)
+    for init in ("synth", "synth/finindices"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "synth/finindices/dataset.py").write_text("def generate():\n    pass\n")
+    (tmp_path / "synth/finindices/runner.py").write_text(
+        "from ledgerlm.synth.finindices import dataset as ds\ndef run():\n    ds.generate()\n")
+    roots = {"ledgerlm.synth": "synth"}
+    assert dataset_builders_with_main(tmp_path, roots) == []  # an API, no __main__
+    (tmp_path / "synth/finindices/runner.py").write_text(
+        "from ledgerlm.synth.finindices.dataset import merge\ndef main():\n    merge()\n"
+        "if __name__ == '__main__':\n    main()\n")
+    assert dataset_builders_with_main(tmp_path, roots) == ["ledgerlm.synth.finindices.runner"]
+
+
 def test_python_m_runs_the_command(tmp_path):
     import json
     import subprocess

@@ -4,6 +4,7 @@
     ledgerlm synth --config configs/synth/default.yaml --out out/synth --num 10000 --num-proc 2
     ledgerlm synth --out out/synth --shard 3/8          # one job of a SLURM array (launch/synth_array.slurm)
     ledgerlm synth --merge out/synth --out out/synth    # merge the finished shards
+    ledgerlm synth --out out/synth --ray-tasks 64 --ray-address auto   # shard jobs as Ray tasks, then merge (ray_runner.py)
     ledgerlm synth --task macrolens-t3 …                # MacroLens T3 data (ledgerlm.synth.macrolens_t3)
     ledgerlm synth --out out/synth --push-to-hub me/finindices-sec   # publish with its card (synth/finindices/publish.py)
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth import macrolens_t3
-from ledgerlm.synth.finindices import dataset
+from ledgerlm.synth.finindices import dataset, ray_runner
 from ledgerlm.synth.finindices.config import load_config
 from ledgerlm.synth.finindices.contexts import Builder
 from ledgerlm.synth.finindices.publish import push
@@ -33,6 +34,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="random seed (default 0)")
     p.add_argument("--num-proc", type=int, dest="num_proc", help="worker processes on this machine")
     p.add_argument("--shard", help="i/n: run only shards k with k %% n == i (a job-array member); merge later")
+    p.add_argument("--ray-tasks", type=int, dest="ray_tasks", metavar="N", help="run the shard jobs 0/N .. N-1/N as N Ray "
+                   "tasks, then merge (needs `pip install 'ledgerlm[ray]'`; OUT on a filesystem every node sees)")
+    p.add_argument("--ray-address", dest="ray_address", metavar="ADDR", help="with --ray-tasks: the Ray cluster "
+                   "('auto' inside one); default: start a local Ray instance")
+    p.add_argument("--cpus-per-task", type=float, dest="cpus_per_task", metavar="C",
+                   help="with --ray-tasks: CPUs Ray reserves per task (default 1; with --num-proc P use P)")
     p.add_argument("--merge", nargs="+", metavar="DIR", help="merge finished shards from these folders into --out")
     p.add_argument("--tokenizer", help="tiktoken encoding (o200k_base, cl100k_base) or a Hugging Face tokenizer path")
     p.add_argument("--max-tokens", type=int, dest="max_tokens", help="token cap per prompt (default 32768)")
@@ -61,6 +68,23 @@ def _select(text: str | None) -> tuple[int, int]:
     return (i, n)
 
 
+def _check_ray_flags(args: argparse.Namespace) -> None:
+    """--ray-* flags only with --ray-tasks N >= 1, never with --shard/--merge; Ray itself must be importable."""
+    if args.ray_tasks is None:
+        for flag, value in (("--ray-address", args.ray_address), ("--cpus-per-task", args.cpus_per_task)):
+            if value is not None:
+                raise InputError(f"{flag} needs --ray-tasks N", field=flag.lstrip("-"))
+        return
+    if args.ray_tasks < 1:
+        raise InputError(f"--ray-tasks {args.ray_tasks}: need >= 1", field="ray-tasks")
+    for flag, value in (("--shard", args.shard), ("--merge", args.merge)):
+        if value:
+            raise InputError(f"--ray-tasks runs every shard job and merges: drop {flag}", field="ray-tasks")
+    if args.cpus_per_task is not None and args.cpus_per_task <= 0:
+        raise InputError(f"--cpus-per-task {args.cpus_per_task}: need > 0", field="cpus-per-task")
+    ray_runner.require_ray()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--task" in argv and argv[argv.index("--task") + 1:][:1] == ["macrolens-t3"]:
@@ -71,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"unknown --task {args.task!r}: finindices | macrolens-t3", field="task")
     if not args.out:
         raise InputError("--out DIR is required", field="out")
+    _check_ray_flags(args)
     from rich.console import Console
 
     out = Path(args.out)
@@ -82,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
                       tokenizer=args.tokenizer, max_tokens=args.max_tokens)
+    if args.ray_tasks:
+        manifest = ray_runner.run(cfg, out, args.ray_tasks, address=args.ray_address,
+                                  cpus_per_task=1 if args.cpus_per_task is None else args.cpus_per_task)
+        print(f"ray: {args.ray_tasks} tasks wrote {manifest['shards']} shards; merged", file=sys.stderr)
+        return _finish(out, manifest, args)
     select = _select(args.shard)
     builder = Builder.from_config(cfg)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
@@ -93,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)
             return 0
         manifest = dataset.merge(out, [out])
+    return _finish(out, manifest, args)
+
+
+def _finish(out: Path, manifest: dict, args: argparse.Namespace) -> int:
+    """After a full build (one process or Ray): the summary table, the kept line, OUT; then the optional push."""
+    from rich.console import Console
+
     Console(stderr=True).print(dataset.summary_table(manifest))
     print(kept_line(manifest), file=sys.stderr)
     print(out)

@@ -1,27 +1,27 @@
-"""`ledgerlm synth` on a Ray cluster: one Ray task per shard job (`--shard i/n`), then the usual merge.
+"""`ledgerlm synth --ray-tasks N`: one Ray task per shard job (`--shard i/n`), then the usual merge.
 
     pip install 'ledgerlm[ray]'
-    python -m ledgerlm.synth.finindices.ray_runner --config configs/synth/default.yaml --out /shared/synth --tasks 64 --address auto
-    python -m ledgerlm.synth.finindices.ray_runner --out /tmp/synth --num 2000 --tasks 2        # a local Ray instance
+    ledgerlm synth --config configs/synth/default.yaml --out /shared/synth --ray-tasks 64 --ray-address auto
+    ledgerlm synth --out /tmp/synth --num 2000 --ray-tasks 2        # a local Ray instance
 
+This module has no command line of its own (`ledgerlm synth` is the one entry point); `run()` is the API.
 Ray schedules, places and retries the tasks (`max_retries`, node failures); each task is exactly what a
 SLURM array member runs (`launch/synth_array.slurm`): it builds its own Builder (stores load lazily from
 the node's store cache) and writes the shards k with k % n == i into the shared work folder `OUT.work/`
 with completion markers, so a retried task skips finished shards and never duplicates rows. The
 driver merges once every task has returned; the merged dataset is byte-identical to a one-process run
 (tests/test_synth_ray.py). OUT must be on a filesystem every node sees (NFS, Lustre, a mounted bucket).
+Ray is an optional extra, imported only when a run starts.
 """
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices import dataset
-from ledgerlm.synth.finindices.config import load_config, SynthConfig
+from ledgerlm.synth.finindices.config import SynthConfig
 from ledgerlm.synth.finindices.contexts import Builder
 
 ENV_PASS = ("LEDGERLM_CACHE_DIR", "TIKTOKEN_CACHE_DIR", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_WAIT_POLICY")
@@ -40,11 +40,22 @@ def shard_job(cfg_fields: dict, out: str, i: int, n: int) -> dict:
     return {"task": i, "shards": done, "store_loads": getattr(builder.stores, "loads", None)}
 
 
+def require_ray():
+    """The `ray` module, or one InputError line naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("Ray is not installed: pip install 'ledgerlm[ray]'", field="ray-tasks") from None
+    return ray
+
+
 def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task: float = 1, max_retries: int = 3,
         init_kwargs: dict | None = None) -> dict:
     """Run `tasks` Ray tasks (one shard job each) and merge; returns the manifest. Starts a local Ray
     instance unless `address` names a cluster ("auto" inside one)."""
-    import ray
+    if tasks < 1:
+        raise InputError(f"--ray-tasks {tasks}: need >= 1", field="ray-tasks")
+    ray = require_ray()
 
     out = Path(out).resolve()
     env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
@@ -60,35 +71,3 @@ def run(cfg, out: Path, tasks: int, *, address: str | None = None, cpus_per_task
         if started:
             ray.shutdown()
     return dataset.merge(out, [out])
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ledgerlm.synth.finindices.ray_runner", description=__doc__.splitlines()[0])
-    p.add_argument("--config")
-    p.add_argument("--source", action="append", dest="sources")
-    p.add_argument("--out", required=True)
-    p.add_argument("--num", type=int)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--tasks", type=int, default=2, help="Ray tasks = shard jobs (i/n); use >= the cluster's CPUs")
-    p.add_argument("--address", help="Ray cluster address ('auto' inside a cluster); default: a local Ray instance")
-    p.add_argument("--cpus-per-task", type=float, default=1)
-    args = p.parse_args(argv)
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        print("error: Ray is not installed: pip install 'ledgerlm[ray]'", file=sys.stderr)
-        return 2
-    try:
-        if args.tasks < 1:
-            raise InputError("--tasks must be >= 1", field="tasks")
-        cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed)
-        manifest = run(cfg, Path(args.out), args.tasks, address=args.address, cpus_per_task=args.cpus_per_task)
-    except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(f"{args.out}: {manifest['counts']['total']} samples from {manifest['shards']} shards in {args.tasks} Ray tasks")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
