@@ -1,4 +1,5 @@
-"""FactStore split (issue 13): calendar (fiscal_calendar.py), fact index (factindex.py), views (store.py).
+"""FactStore split (issue 13): calendar (fiscal_calendar.py), fact index (factindex.py), views (views.py), period
+algebra (store.py, composing them).
 
     nice -n 10 python -m pytest -q tests/test_statements_store_parts.py
 
@@ -18,6 +19,7 @@ from ledgerlm.synth.statements.factindex import FactIndex
 from ledgerlm.synth.statements.fiscal_calendar import Calendar
 from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.store import FactStore
+from ledgerlm.synth.statements.views import StoreViews
 
 STATEMENTS = Path(__file__).resolve().parents[1] / "synth" / "statements"
 
@@ -87,11 +89,26 @@ def test_parts_round_trip_through_the_store_cache_codec():
     assert "by_company" not in [f for f in FactIndex.__dataclass_fields__]
 
 
-@pytest.mark.parametrize("module", ["fiscal_calendar.py", "factindex.py"])
-def test_calendar_and_index_do_not_import_the_store_and_import_at_module_top(module):
+@pytest.mark.parametrize("module", ["fiscal_calendar.py", "factindex.py", "views.py"])
+def test_calendar_index_and_views_do_not_import_the_store_and_import_at_module_top(module):
     tree = ast.parse((STATEMENTS / module).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert "ledgerlm.synth.statements.store" not in imported
     nested = [n for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for n in ast.walk(f)
               if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert not nested
+
+
+def test_views_live_in_views_py_and_the_store_keeps_its_public_api():
+    """The view methods are defined once, in views.StoreViews; FactStore defines the period algebra and inherits the
+    views, so `store.restrict(...)`, `store.statement(...)` etc. keep working for every caller."""
+    views = {"_view", "restrict", "with_reported_values", "_visible", "statement", "report_statement"}
+    assert views <= set(vars(StoreViews)) and not views & set(vars(FactStore))
+    assert issubclass(FactStore, StoreViews)
+    algebra = {"value", "reported", "kind_of", "share_basis", "split_restatement", "_value_memo"}
+    assert algebra <= set(vars(FactStore)) and not algebra & set(vars(StoreViews))
+    s = snow()
+    stmt = s.statement("SNOW", "FY2023Q2", "income")
+    revenue = next(i for i in stmt["items"] if i["concept"] == "revenue")
+    assert revenue["value"] == s.value("SNOW", "revenue", "FY2023Q2").value
+    assert type(s.restrict({"SNOW": ["FY2023H1"]})) is FactStore

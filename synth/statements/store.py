@@ -10,23 +10,24 @@ Every value is derived from *reports* (one filing's year-to-date flows and perio
 store restricted to the reports a prompt shows (`restrict`) answers exactly what that prompt allows:
 a missing report raises `NotDerivable` naming it (the deficiency trap rests on this).
 
-The store composes three parts (issue 13):
+The store composes three parts (issue 13), and this module adds the period algebra:
 - `store.calendar` (fiscal_calendar.Calendar): fiscal years read from the facts, report end dates, filing dates;
 - `store.index` (factindex.FactIndex): one value per (company, scope, concept, report), vintage-selected, and the
   filed three-month values; its derived lookups are cached properties of the index itself;
-- this module: views (`restrict`, `with_reported_values`: the same calendar, a visibility filter, a new index for
-  other values) and the period algebra (derived periods, per-share rules, statements). A view never inherits a
-  cached property of the store (`_view` drops them all), so a new cache cannot go stale in a view.
+- views (views.StoreViews, a mixin): `restrict`, `with_reported_values` (the same calendar, a visibility filter, a
+  new index for other values) and the statement views (`statement`, `report_statement`). A view never inherits a
+  cached property of the store (`_view` drops them all), so a new cache cannot go stale in a view;
+- here: reading reported values through the view's visibility, and the period algebra (derived periods, per-share
+  rules, split notes), remembered for the full store in the cached property `_value_memo`.
 """
 from __future__ import annotations
 
 import copy
 import datetime as dt
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Iterable
 
 import pandas as pd
@@ -36,13 +37,12 @@ from ledgerlm.synth.statements.factindex import Cell, FactIndex, FactRef, concep
 from ledgerlm.synth.statements.fiscal_calendar import Calendar, FiscalYear
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
 from ledgerlm.synth.statements.sources import load_facts
-from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
+from ledgerlm.synth.statements.views import EPS_SHARES, StoreViews
 
-# Calendar, FactIndex, FactRef and FiscalYear live in fiscal_calendar.py / factindex.py; imported from here they keep working
+# Calendar, FactIndex, FactRef and FiscalYear live in fiscal_calendar.py / factindex.py, the views in views.py;
+# imported from here they keep working
 __all__ = ["Calendar", "Derived", "FactIndex", "FactRef", "FactStore", "FiscalYear", "forget_frames"]
 
-EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}  # EPS concept -> its denominator
-QUARTER_COLUMNS = frozenset({*EPS_SHARES, *EPS_SHARES.values()})  # non-additive lines read from the 3-month column
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
 _AS_FILED_RE = re.compile(r"as filed (-?[\d.]+) / ([\d.]+) =")  # a per-share figure rescaled for a split (splits.py)
@@ -69,7 +69,7 @@ def forget_frames(err: Exception) -> Exception:
     return err
 
 
-class FactStore:
+class FactStore(StoreViews):
     """Canonical facts (contract 1) indexed by (company, scope, concept, report)."""
 
     quarter_columns = True  # standalone-quarter EPS / weighted shares from the filed 3-month column when there is one
@@ -105,42 +105,6 @@ class FactStore:
         """Facts whose window matched no fiscal period (e.g. 2-month stubs)."""
         return self.index.unplaced
 
-    # -- views -----------------------------------------------------------------------------
-    def _view(self, allowed: dict[str, set[ReportKey]], index: FactIndex | None = None) -> "FactStore":
-        """A store over the same calendar (and `index`, default the same) that sees only `allowed`. The view's own
-        derived caches (cached properties of FactStore) start empty; other attributes are shared."""
-        view = type(self).__new__(type(self))
-        cached = _cached_names(type(self))
-        view.__dict__.update({k: v for k, v in self.__dict__.items() if k not in cached})
-        view._allowed = allowed
-        if index is not None:
-            view.index = index
-        return view
-
-    def restrict(self, allowed: dict[str, Iterable[ReportKey | str]]) -> "FactStore":
-        """A view that only sees the given reports of the given companies (all scopes)."""
-        return self._view({c: {parse_report(r) for r in reps} for c, reps in allowed.items()})
-
-    def with_reported_values(self, company: str, values: dict[tuple[str, str, str], float], source: str = "prompt") -> "FactStore":
-        """A view of `company` that sees only `values` {(scope, concept, report label): value}, on this
-        store's fiscal calendar and units: e.g. the numbers parsed back out of a rendered prompt."""
-        company = self.resolve_company(company)
-        reports = {parse_report(r) for _, _, r in values}
-        own = self.index.company_cells(company)
-        currency = next((c.unit for c in own.values() if "/" not in c.unit and c.unit.lower() != "shares"), "")
-        cells = {}
-        for (scope, concept, report), value in values.items():
-            original = own.get((scope, concept, parse_report(report)))
-            unit = original.unit if original is not None else currency
-            cells[(company, scope, concept, parse_report(report))] = Cell(float(value), unit, source, concept, "",
-                                                                          original.statement if original else "", "")
-        # three-month EPS and share counts of the shown reports stay visible (a 10-Q shows its quarter's column)
-        quarters = {k: c for k, c in self.index.quarter_reported.items() if k[0] == company and k[2] in QUARTER_COLUMNS
-                    and ReportKey(k[3], k[4]) in reports}
-        index = self.index.replace(cells=cells, quarter_reported=quarters)
-        index.share_basis[company] = self.share_basis(company)  # the company's basis (its split notes are in this store's cells)
-        return self._view({company: reports}, index)
-
     def _company_cells(self, company: str) -> dict[tuple[str, str, ReportKey], Cell]:
         """{(scope, concept, report): cell} for one company (indexed once; the scans are hot in synth)."""
         return self.index.company_cells(company)
@@ -148,9 +112,6 @@ class FactStore:
     def _scope_index(self, company: str, scope: str) -> dict[str, set[ReportKey]]:
         """{concept: reports holding it} for one company and scope (never depends on `_allowed`)."""
         return self.index.scope_index(company, scope)
-
-    def _visible(self, company: str, report: ReportKey) -> bool:
-        return self._allowed is None or report in self._allowed.get(company, set())
 
     # -- companies and calendars ---------------------------------------------------------------
     def companies(self) -> list[str]:
@@ -497,59 +458,6 @@ class FactStore:
         step = (f"{concept} {p.label} = {numerator} / {EPS_SHARES[concept]} = {_fmt(ni.value)} / {_fmt(shares.value)} = {val:.6g} "
                 f"(EPS is not additive: {p.label} net income over {p.label} weighted-average shares)")
         return Derived(val, f"{ni.unit}/share" if ni.unit else "", ni.inputs + shares.inputs, ni.steps + shares.steps + [step])
-
-    # -- statements ----------------------------------------------------------------------------------
-    def statement(self, company: str, period: Period | str, statement: str, scope: str = "consolidated") -> dict:
-        """One statement for any period (derived by the algebra), in DESIGN.md's machine-readable shape."""
-        company, p = self.resolve_company(company), parse_period(period)
-        if statement not in ("income", "balance", "cashflow", "equity"):
-            raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
-        candidates = self._statement_concepts(company, scope, statement)
-        items, units = [], Counter()
-        for concept in candidates:
-            try:
-                d = self.value(company, concept, p, scope)
-            except NotDerivable:
-                continue
-            label = next((f.label for f in d.inputs if f.label), concept)
-            items.append({"concept": concept, "label": label, "value": d.value, "unit": d.unit})
-            units[d.unit] += 1
-        if not items:
-            raise NotDerivable(
-                f"{company}: no {scope} {statement} statement can be derived for {p.label}",
-                company=company, period=p.label, missing=[p.end_report().label],
-            )
-        currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
-        return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
-
-    def report_statement(self, company: str, report: ReportKey | str, statement: str, scope: str = "consolidated") -> dict:
-        """What one report shows for one statement: year-to-date flows, period-end stocks."""
-        return self.statement(company, parse_report(report).period, statement, scope)
-
-    def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
-        """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
-        memo, key = self.index.statement_order, (company, scope, statement)
-        if key not in memo:
-            memo[key] = self._find_statement_concepts(company, scope, statement)
-        return memo[key]
-
-    def _find_statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
-        cells = self._company_cells(company)
-        present = sorted({k[1] for k in cells if k[0] == scope})
-        order = {c: i for i, c in enumerate(taxonomy_concepts())}
-        reported_statement = {k[1]: c.statement for k, c in cells.items() if k[0] == scope and c.statement}
-        ordered = []
-        for concept in present:
-            stmt = concept_meta(concept)[0] or reported_statement.get(concept, "")
-            if stmt == statement:
-                ordered.append(concept)
-        return sorted(ordered, key=lambda c: (order.get(c, len(order)), c))
-
-
-@cache
-def _cached_names(cls: type) -> frozenset[str]:
-    """Names of every functools.cached_property of `cls` (and its bases): what a view must not inherit."""
-    return frozenset(name for klass in cls.__mro__ for name, attr in vars(klass).items() if isinstance(attr, cached_property))
 
 
 def _filed_basis(cell: Cell) -> tuple[Decimal, float]:
