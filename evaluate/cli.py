@@ -98,9 +98,11 @@ def eval_parser() -> argparse.ArgumentParser:
     p.add_argument("--output_path", "--output-path", "-o", required=True, help="run folder: results.json, samples.jsonl, cache.jsonl")
     p.add_argument("--log_samples", "--log-samples", action="store_true",
                    help="keep each sample's prompt in samples.jsonl (the other per-sample fields are always logged: resume, compare and report read them)")
-    p.add_argument("--apply_chat_template", "--apply-chat-template", action="store_true",
-                   help="accepted for lm-eval compatibility, no effect: ledgerlm tasks are chat conversations, hf/vllm always render them "
-                        "with the model's chat template (results.json records apply_chat_template: true)")
+    p.add_argument("--apply_chat_template", "--apply-chat-template", nargs="?", const="true", default="true", metavar="true|false|NAME",
+                   help="lm-eval's flag, but ON by default (ledgerlm tasks are chat conversations): hf/vllm render the messages with the "
+                        "model's chat template; NAME = one of the tokenizer's named templates; `false` = plain text (system + blank line + "
+                        "user, no special tokens), an error for openai (the server applies its template). Same as model_args "
+                        "chat_template=; results.json config records apply_chat_template")
     p.add_argument("--limit", type=float, default=None, help="first N instances per task (a value below 1: that fraction)")
     p.add_argument("--seed", type=int, default=0, help="one seed for generation, bootstrap resampling and instance sampling (default 0)")
     p.add_argument("--gen_kwargs", "--gen-kwargs", default="", metavar="K=V,...",
@@ -138,7 +140,7 @@ def run_config(args: argparse.Namespace):
     return RunConfig(model=args.model, model_args=model_args, tasks=_task_list(args.tasks),
                      output_path=args.output_path, data=args.data, task_args=parse_kv(args.task_args, "--task_args"),
                      batch_size=args.batch_size, limit=limit, seed=args.seed, gen_kwargs=parse_kv(args.gen_kwargs, "--gen_kwargs"),
-                     log_samples=args.log_samples, apply_chat_template=True, use_cache=not args.no_cache, resume=not args.no_resume,
+                     log_samples=args.log_samples, apply_chat_template=args.apply_chat_template, use_cache=not args.no_cache, resume=not args.no_resume,
                      bootstrap_iters=args.bootstrap_iters or stats.N_BOOT, max_failed_fraction=args.max_failed_fraction,
                      progress=not args.no_progress)
 

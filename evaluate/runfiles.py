@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from ledgerlm.contracts import EvalRecord, read_jsonl  # read_jsonl: the one JSONL reader, re-exported here
+from ledgerlm.contracts import EvalRecord, dumps, read_jsonl  # read_jsonl: the one JSONL reader, re-exported here
 from ledgerlm.errors import InputError
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"']+@")
@@ -63,9 +63,9 @@ def write_run(out_dir: str | Path, results: dict[str, Any], samples: Iterable[di
     """Write samples.jsonl then results.json (results last: its presence marks a complete run)."""
     out = Path(out_dir)
     rows = list(samples)
-    for i, row in enumerate(rows, 1):  # contract 6, typed (ledgerlm.contracts.EvalRecord): a bad row names its field
-        EvalRecord.from_dict(row, f"{out / SAMPLES} row {i} (id {row.get('id')!r})")
-    atomic_write_text(out / SAMPLES, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    lines = [dumps(EvalRecord.from_dict(row, f"{out / SAMPLES} row {i} (id {row.get('id')!r})")) + "\n"  # contract 6, typed:
+             for i, row in enumerate(rows, 1)]  # a bad row names its field; serialized by the contracts module
+    atomic_write_text(out / SAMPLES, "".join(lines))
     atomic_write_text(out / RESULTS, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
     return out
 

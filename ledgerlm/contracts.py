@@ -18,7 +18,8 @@ benchmark's own fields; those tables are open by design and their extra keys tra
 
 `read_jsonl(path, RowType)` / `iter_jsonl` read one row per line (a bad line names file:line);
 `write_jsonl(path, rows)` writes a temp file in the same folder and renames it into place, so a
-reader never sees half a file. Nothing here imports synth/, train/ or evaluate/ (the core layer).
+reader never sees half a file; `append_jsonl(handle, rows, RowType)` appends a validated batch in one write + flush
+(the eval runner's samples.jsonl). Nothing here imports synth/, train/ or evaluate/ (the core layer).
 """
 from __future__ import annotations
 
@@ -482,6 +483,25 @@ def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any] | Row], *, sort_
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def append_jsonl(handle: typing.TextIO, rows: Iterable[dict[str, Any] | Row], row_type: type[Row] | None = None, *,
+                 where: str = "", transform: Callable[[str], str] | None = None) -> int:
+    """Append rows to an open JSONL file (a run's log): each row validated as `row_type` (`from_dict` -> `to_dict`,
+    an InputError names `where` and the row's id), serialized by `dumps`, optionally passed through `transform`
+    (e.g. redaction), then ONE write and a flush — a killed process leaves whole batches and at most one torn last
+    line, which readers that resume skip. Nothing is written when a row is invalid. Returns the number of rows."""
+    lines = []
+    for row in rows:
+        if row_type is not None and not isinstance(row, Row):
+            ident = row.get("id") if isinstance(row, dict) else None
+            row = row_type.from_dict(row, f"{where} (id {ident!r})" if where else f"id {ident!r}")
+        lines.append(dumps(row) + "\n")
+    text = "".join(lines)
+    if text:
+        handle.write(transform(text) if transform else text)
+        handle.flush()
+    return len(lines)
 
 
 ROW_TYPES: dict[str, type[Row]] = {"fact": CanonicalFact, "sample": Sample, "training": TrainingRow, "eval": EvalRecord}

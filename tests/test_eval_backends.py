@@ -235,3 +235,44 @@ def test_vllm_backend_is_optional():
         pytest.skip("vLLM is installed here; this checks the message when it is not")
     with pytest.raises(LedgerError, match="vLLM is not installed"):
         make_backend("vllm:some/model")
+
+
+def test_apply_chat_template_false_sends_plain_text_through_hf(tiny_model, dataset, tmp_path):
+    """`--apply_chat_template false` (lm-eval's flag): hf renders system + blank line + user, no template tokens; generation runs
+    and results.json records the value; the default run renders the chat template (the prompts differ)."""
+    data, rows = dataset
+    messages = rows[0]["messages"]
+    plain = make_backend(f"hf:{tiny_model}", chat_template="false")
+    templated = make_backend(f"hf:{tiny_model}")
+    assert plain.render(messages) == messages[0]["content"] + "\n\n" + messages[1]["content"]
+    assert templated.render(messages) != plain.render(messages) and messages[1]["content"] in templated.render(messages)
+    runs = {}
+    for flag in ("false", None):
+        out = tmp_path / f"run-{flag}"
+        argv = ["--model", "hf", "--model_args", f"pretrained={tiny_model},dtype=float32", "--tasks", "finindices", "--data", str(data),
+                "--output_path", str(out), "--limit", "4", "--gen_kwargs", "max_gen_toks=4", "--bootstrap_iters", "50",
+                "--log_samples", "--no_progress"] + (["--apply_chat_template", flag] if flag else [])
+        assert eval_main(argv) == 0
+        runs[flag] = read_run(out)
+    (res_plain, s_plain), (res_chat, s_chat) = runs["false"], runs[None]
+    assert res_plain["config"]["apply_chat_template"] is False and res_chat["config"]["apply_chat_template"] is True
+    assert all(0 < s["completion_tokens"] <= 4 for s in s_plain)
+    # same messages logged, fewer prompt tokens without the template's role markers
+    assert [s["prompt"] for s in s_plain] == [s["prompt"] for s in s_chat]
+    assert all(p["prompt_tokens"] < c["prompt_tokens"] for p, c in zip(s_plain, s_chat))
+
+
+def test_apply_chat_template_errors_are_one_line(tiny_model, dataset, tmp_path):
+    from ledgerlm.evaluate.harness.runner import RunConfig, evaluate
+
+    data = dataset[0]
+    with pytest.raises(InputError, match="OpenAI-compatible chat endpoint"):
+        evaluate(RunConfig(model="openai", model_args={"model": "m", "base_url": "http://127.0.0.1:9/v1"}, tasks=["finindices"],
+                           data=data, output_path=tmp_path / "o", apply_chat_template=False))
+    with pytest.raises(InputError, match="no chat template named 'chatml'"):
+        make_backend(f"hf:{tiny_model}", chat_template="chatml")
+    with pytest.raises(InputError, match="disagree"):
+        evaluate(RunConfig(model="hf", model_args={"pretrained": str(tiny_model), "chat_template": "false"}, tasks=["finindices"],
+                           data=data, output_path=tmp_path / "h", apply_chat_template="chatml"))
+    with pytest.raises(InputError, match="tool"):
+        make_backend(f"hf:{tiny_model}", chat_template=False).render([{"role": "user", "content": "x"}], tools=[{"type": "function"}])

@@ -17,20 +17,22 @@ import json
 import math
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ledgerlm.contracts import EvalRecord, append_jsonl, dumps
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.args import generation_params, model_spec
 from ledgerlm.evaluate.harness.base import Benchmark, Request, RunContext, Summary
 from ledgerlm.evaluate.harness.modelinfo import git_hash, library_versions, model_fingerprint
 from ledgerlm.evaluate.harness.registry import resolve_task
 from ledgerlm.evaluate.harness.routing import TaskRef, route_data, route_task_args
-from ledgerlm.evaluate.runfiles import RESULTS, SAMPLES, SAMPLE_FIELDS, atomic_write_text, clean_text, redact_text, write_run
+from ledgerlm.evaluate.runfiles import RESULTS, SAMPLES, SAMPLE_FIELDS, atomic_write_text, redact_text, write_run
+from ledgerlm.inference.backends.prompt import chat_template_option
 from ledgerlm.inference.cache import CompletionCache, generate_cached
 from ledgerlm.inference.sampling import Completion, GenerationParams, Sampler, make_sampler
 
@@ -55,7 +57,7 @@ class RunConfig:
     seed: int = 0
     gen_kwargs: dict[str, Any] = field(default_factory=dict)
     log_samples: bool = True
-    apply_chat_template: bool = True
+    apply_chat_template: bool | str = True  # lm-eval's flag; ledgerlm's default is on (False: plain text; NAME: a named template)
     use_cache: bool = True
     resume: bool = True
     bootstrap_iters: int = 10_000
@@ -83,6 +85,8 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
     data, task_args = route_data(config.data, refs), route_task_args(config.task_args, refs)  # harness/routing.py
     benchmarks = [(r.task, r.cls(r.task, seed=config.seed, data=data[r.task], **task_args[r.task])) for r in refs]
     spec, options = model_spec(config.model, config.model_args, config.batch_size)
+    options, template = _with_chat_template(spec, options, config.apply_chat_template)
+    config = replace(config, apply_chat_template=template)  # the value in effect, as results.json records it
     shared: dict[str, Sampler] = {}
     runs = []
     for task, bench in benchmarks:
@@ -97,6 +101,31 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
     if len(runs) > 1:
         atomic_write_text(out / RESULTS, json.dumps(aggregate, ensure_ascii=False, indent=2) + "\n")
     return aggregate, max(r.exit_code for r in runs)
+
+
+def _with_chat_template(spec: str, options: dict[str, Any], flag_value: bool | str) -> tuple[dict[str, Any], bool | str]:
+    """(backend options, the value in effect) for `--apply_chat_template` (or model_args chat_template=): the hf/vllm
+    `chat_template` option. On (the default) adds nothing, so default runs keep their cache keys and resume fingerprints.
+    An OpenAI chat endpoint renders with the server's template: off or a template name there is an error."""
+    try:
+        flag = chat_template_option(flag_value)
+        given = chat_template_option(options["chat_template"]) if "chat_template" in options else None
+    except ValueError as err:
+        raise InputError(str(err), field="--apply_chat_template") from None
+    if given is not None and flag is not True and given != flag:
+        raise InputError(f"--apply_chat_template {flag_value} and model_args chat_template={options['chat_template']} disagree",
+                         field="--apply_chat_template")
+    effective = given if given is not None else flag
+    kind = spec.partition(":")[0]
+    out = {k: v for k, v in options.items() if k != "chat_template"}
+    if effective is True:
+        return out, effective
+    if kind == "openai":
+        raise InputError(f"--apply_chat_template {effective}: an OpenAI-compatible chat endpoint always applies the server's chat "
+                         "template; run the model with hf or vllm for plain-text prompts", field="--apply_chat_template")
+    if kind in ("hf", "vllm"):
+        out["chat_template"] = effective
+    return out, effective  # oracle and reference models render no prompt: nothing to change
 
 
 def _make_sampler(spec: str, options: dict[str, Any]) -> Sampler:
@@ -132,7 +161,11 @@ def _read_done(folder: Path, fingerprint: dict, resume: bool) -> dict[str, dict]
             row = json.loads(line)
         except json.JSONDecodeError:  # the torn last line of a killed run
             continue
-        if isinstance(row, dict) and "id" in row and not transport_error(row):
+        try:
+            row = EvalRecord.from_dict(row, f"{samples} line").to_dict()  # a row that is not a valid contract-6 row is redone
+        except InputError:
+            continue
+        if not transport_error(row):
             done[str(row["id"])] = row
     return done
 
@@ -202,8 +235,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     done = _read_done(folder, fingerprint, config.resume)
     (folder / RESULTS).unlink(missing_ok=True)  # results.json marks a finished run: not until this one is
     atomic_write_text(folder / FINGERPRINT, json.dumps(fingerprint, indent=1) + "\n")
-    rows_text = "".join(_line(done[i]) for i in ids if i in done)
-    atomic_write_text(folder / SAMPLES, rows_text)
+    atomic_write_text(folder / SAMPLES, "".join(_line(done[i]) for i in ids if i in done))
     cache = CompletionCache(cache_path) if config.use_cache else None
     counts = {"cached": 0, "generated": 0, "uncacheable": 0, "generate_s": 0.0, "resumed": len(done)}
 
@@ -219,27 +251,29 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
     with _progress(config.progress) as bar, open(folder / SAMPLES, "a", encoding="utf-8") as log:
         job = bar.add_task(f"{task} ({getattr(sampler, 'model_id', spec)})", total=len(instances), completed=len(done))
 
-        def record(instance: dict, response: Any, prompt: Any = None) -> None:
+        def record(instance: dict, response: Any, prompt: Any = None) -> dict:
             row = _sample_row(bench.score(instance, response), config.log_samples, prompt)
             scored[str(instance["id"])] = row
-            log.write(_line(row))
+            return row
+
+        def append(rows: list[dict]) -> None:  # one write + flush per batch: a killed run loses at most the batch in flight
+            append_jsonl(log, rows, EvalRecord, where=f"{task}: {folder / SAMPLES}", transform=redact_text)
 
         ctx = RunContext(seed=config.seed, params=params, bootstrap_iters=config.bootstrap_iters,
                          model_id=getattr(sampler, "model_id", spec), generate=generate, print=bar.console.print, sampler=sampler)
         if bench.multi_turn:
             for instance, response in bench.converse(todo, ctx):
-                record(instance, response)
-                log.flush()
+                append([record(instance, response)])
                 bar.advance(job)
         else:
             for chunk in _chunks(todo, _chunk_size(sampler, config.batch_size, len(todo))):
+                rows = []
                 for group in _same_request_kind(chunk, [bench.build_request(i) for i in chunk]):
                     insts, reqs = zip(*group)
                     completions = generate([r.messages for r in reqs], reqs[0].params, tools=reqs[0].tools,
                                            items=bench.instance_items(insts))
-                    for instance, request, completion in zip(insts, reqs, completions):
-                        record(instance, completion, request.messages)
-                log.flush()
+                    rows += [record(instance, completion, request.messages) for instance, request, completion in zip(insts, reqs, completions)]
+                append(rows)
                 bar.advance(job, len(chunk))
     if cache is not None:
         cache.close()
@@ -279,7 +313,8 @@ def write_scored(bench: Benchmark, samples: list[dict], out: str | Path, *, mode
 
 
 def _line(row: dict) -> str:
-    return redact_text(clean_text(json.dumps(row, ensure_ascii=False))) + "\n"
+    """A resumed row's line: contract 6 (EvalRecord) through the contracts module's dumps, URL credentials redacted."""
+    return redact_text(dumps(row)) + "\n"
 
 
 def _sample_row(row: dict, log_samples: bool, prompt: Any = None) -> dict:

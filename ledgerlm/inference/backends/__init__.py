@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ledgerlm.errors import InputError
+from ledgerlm.inference.backends.prompt import chat_template_option
 
 
 def _bool(value: Any) -> bool:
@@ -57,11 +58,12 @@ class Backend:
 BACKENDS: dict[str, Backend] = {
     "hf": Backend("ledgerlm.inference.backends.hf", "HFSampler",
                   {"peft": str, "device": str, "dtype": str, "batch_size": int, "trust_remote_code": _bool, "revision": str,
-                   "max_model_len": int}),
+                   "max_model_len": int, "chat_template": chat_template_option}),
     "vllm": Backend("ledgerlm.inference.backends.vllm", "VLLMSampler",
                     {"tensor_parallel_size": int, "max_model_len": int, "gpu_memory_utilization": float,
                      "trust_remote_code": _bool, "dtype": str, "peft": str, "max_lora_rank": int, "revision": str,
-                     "enforce_eager": _bool, "enable_prefix_caching": _bool, "chunk_size": int}),
+                     "enforce_eager": _bool, "enable_prefix_caching": _bool, "chunk_size": int,
+                     "chat_template": chat_template_option}),
     "openai": Backend("ledgerlm.inference.backends.openai_compat", "OpenAISampler",
                       {"base_url": str, "api_key_env": str, "concurrency": int, "max_retries": int, "timeout": float,
                        "backoff_base": float, "backoff_max": float}, protocol="async"),

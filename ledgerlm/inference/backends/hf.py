@@ -8,6 +8,8 @@ A PEFT adapter is applied with `peft=ADAPTER_DIR`. Remote code is never trusted 
 `trust_remote_code=True` is passed explicitly. On CPU the default dtype is bfloat16 where the CPU has native bf16
 (AVX512-BF16/AMX), else float32; batches group prompts of similar token length (results keep input order).
 Sampling (temperature > 0) seeds torch with the params' seed before each batch; greedy decoding is deterministic without it.
+`chat_template=false` (`ledgerlm eval --apply_chat_template false`) sends plain text instead of the chat template,
+`chat_template=NAME` one of the tokenizer's named templates (backends/prompt.py).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ledgerlm.errors import InputError
+from ledgerlm.inference.backends.prompt import render as render_prompt, template_name
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 
@@ -34,8 +37,9 @@ def default_cpu_dtype() -> str:
 class HFSampler:
     def __init__(self, path: str, *, peft: str | None = None, device: str | None = None, dtype: str | None = None,
                  batch_size: int = 8, trust_remote_code: bool = False, revision: str | None = None,
-                 max_model_len: int | None = None, sort_by_length: bool = True):
+                 max_model_len: int | None = None, sort_by_length: bool = True, chat_template: bool | str = True):
         self.sort_by_length = sort_by_length
+        self.chat_template = chat_template
         self.model_id = f"hf:{path}" + (f"+peft:{peft}" if peft else "")
         self.batch_size = int(batch_size)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -46,6 +50,7 @@ class HFSampler:
         self.tokenizer.padding_side = "left"  # decoder-only: new tokens must follow the prompt directly
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+        template_name(self.tokenizer, chat_template)  # an unknown template name fails here, before the model loads
         self.dtype = dtype or ("auto" if self.device != "cpu" else default_cpu_dtype())
         torch_dtype = getattr(torch, self.dtype, None) if self.dtype != "auto" else "auto"
         if not isinstance(torch_dtype, (torch.dtype, str)):
@@ -63,7 +68,7 @@ class HFSampler:
 
     def render(self, messages: Messages, tools: list[dict] | None = None) -> str:
         """The exact prompt string the model sees (also the cache key's prompt)."""
-        return self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+        return render_prompt(self.tokenizer, messages, tools, self.chat_template)
 
     def generate(self, batch: list[Messages], params: GenerationParams, *, tools: list[dict] | None = None,
                  items: list[dict] | None = None, **kwargs: Any) -> list[Completion]:

@@ -14,6 +14,8 @@ What survives a real run:
 - `peft=ADAPTER_DIR` serves a LoRA adapter through `vllm.lora.request.LoRARequest`: the engine is
   built with `enable_lora=True` and `max_lora_rank` from the adapter's `adapter_config.json` (`r`),
   rounded up to the next rank vLLM accepts (its LoRAConfig allows only VLLM_LORA_RANKS: r=2 -> 8).
+- `chat_template=false` (`ledgerlm eval --apply_chat_template false`): plain text instead of the chat template
+  (backends/prompt.py); `chat_template=NAME`: one of the tokenizer's named templates.
 - Sampling: temperature, top_p, max_tokens, seed and stop from GenerationParams, per request.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgerlm.errors import InputError, LedgerError
+from ledgerlm.inference.backends.prompt import render as render_prompt, template_name
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
 
@@ -59,7 +62,7 @@ class VLLMSampler:
                  gpu_memory_utilization: float = 0.9, trust_remote_code: bool = False, dtype: str | None = None,
                  peft: str | None = None, max_lora_rank: int | None = None, revision: str | None = None,
                  enforce_eager: bool | None = None, enable_prefix_caching: bool | None = None,
-                 chunk_size: int | None = None, use_tqdm: bool = True):
+                 chunk_size: int | None = None, use_tqdm: bool = True, chat_template: bool | str = True):
         try:
             import vllm
         except ImportError as err:
@@ -69,6 +72,7 @@ class VLLMSampler:
         if chunk_size:
             self.chunk_size = int(chunk_size)
         self.use_tqdm = use_tqdm
+        self.chat_template = chat_template
         kwargs: dict[str, Any] = dict(tensor_parallel_size=tensor_parallel_size, gpu_memory_utilization=gpu_memory_utilization,
                                       trust_remote_code=trust_remote_code)
         optional = dict(max_model_len=max_model_len, dtype=dtype, revision=revision, enforce_eager=enforce_eager,
@@ -85,11 +89,12 @@ class VLLMSampler:
             self.lora_request = LoRARequest("adapter", 1, str(peft))
         self.llm = vllm.LLM(model=path, **kwargs)
         self.tokenizer = self.llm.get_tokenizer()
+        template_name(self.tokenizer, chat_template)  # an unknown template name is one error
         self.max_model_len = int(max_model_len or _engine_max_len(self.llm) or getattr(self.tokenizer, "model_max_length", 0) or 0) or None
 
     def render(self, messages: Messages, tools: list[dict] | None = None) -> str:
         """The exact prompt string the model sees (also the cache key's prompt)."""
-        return self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
+        return render_prompt(self.tokenizer, messages, tools, self.chat_template)
 
     def sampling_params(self, params: GenerationParams) -> Any:
         return self._vllm.SamplingParams(n=1, max_tokens=params.max_tokens, temperature=params.temperature,
