@@ -276,3 +276,31 @@ def test_apply_chat_template_errors_are_one_line(tiny_model, dataset, tmp_path):
                            data=data, output_path=tmp_path / "h", apply_chat_template="chatml"))
     with pytest.raises(InputError, match="tool"):
         make_backend(f"hf:{tiny_model}", chat_template=False).render([{"role": "user", "content": "x"}], tools=[{"type": "function"}])
+
+
+def test_vllm_without_chat_template_sends_plain_text_tokens(monkeypatch):
+    from test_inference_vllm import FakeTokenizer, make_fake_vllm  # the fake vllm package of the vLLM backend tests
+
+    calls: dict = {}
+    for name, module in make_fake_vllm(calls).items():
+        monkeypatch.setitem(sys.modules, name, module)
+    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "two plus two"}]
+    plain = make_backend("vllm:m", chat_template="false", max_model_len=64)
+    templated = make_backend("vllm:m", max_model_len=64)
+    assert plain.render(messages) == "be brief\n\ntwo plus two" != templated.render(messages)
+    plain.generate([messages], GenerationParams(max_tokens=4))
+    assert calls["generate"][-1]["prompts"] == [{"prompt_token_ids": FakeTokenizer().encode("be brief\n\ntwo plus two")}]
+
+
+def test_a_named_chat_template_is_used_and_an_unknown_name_is_refused(tiny_model):
+    from ledgerlm.inference.backends.prompt import render
+
+    sampler = make_backend(f"hf:{tiny_model}")
+    tok = sampler.tokenizer
+    default = tok.chat_template
+    tok.chat_template = {"default": default, "terse": "{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}"}
+    messages = [{"role": "user", "content": "hi"}]
+    assert render(tok, messages, None, "terse") == "[user]hi"
+    assert render(tok, messages, None, True) == render(tok, messages, None, "default") != "[user]hi"
+    with pytest.raises(InputError, match=r"no chat template named '\{\{ 1 \}\}' \(named templates: default, terse\)"):
+        render(tok, messages, None, "{{ 1 }}")  # transformers would run an unknown name as a Jinja template
