@@ -6,7 +6,7 @@ Annual windows (350-380 days) are fiscal years, labelled by the fiscal year the 
 own latest period (Apple FY2023 ends 2023-09-30; NVIDIA FY2026 ends 2026-01-25); 52/53-week years need no special
 case because every window is matched by its actual start and end dates. A report (`ReportKey`) ends where a
 year-to-date window that starts on a fiscal-year start ends. Part of the FactStore split (issue 13): calendar here,
-fact index in factindex.py, views and period algebra in store.py.
+fact index in factindex.py, views in views.py, period algebra in store.py.
 """
 from __future__ import annotations
 
