@@ -10,12 +10,11 @@ score (0/1), error_reason.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from ledgerlm.atomic import atomic_open
 from ledgerlm.contracts import EvalRecord, dumps, read_jsonl  # read_jsonl: the one JSONL reader, re-exported here
 from ledgerlm.errors import InputError
 
@@ -45,18 +44,8 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     """Write `text` to `path` via a temp file in the same folder and an atomic rename (lone surrogates
     become U+FFFD instead of failing half-way; credentials in URLs are redacted)."""
     text = redact_text(clean_text(text))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as handle:
+        handle.write(text)
 
 
 def write_run(out_dir: str | Path, results: dict[str, Any], samples: Iterable[dict[str, Any]]) -> Path:

@@ -26,16 +26,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import re
 import sys
-import tempfile
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict, TypeVar, Union
 
+from ledgerlm.atomic import atomic_open
 from ledgerlm.errors import InputError
 
 Number = Union[int, float]
@@ -470,18 +469,9 @@ def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any] | Row], *, sort_
     """Write one JSON object per line, atomically: a temp file in the same folder, fsync, rename.
     A failure (a row that cannot be serialized, a full disk) leaves the previous file, or none."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(dumps(row, sort_keys=sort_keys) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as handle:
+        for row in rows:
+            handle.write(dumps(row, sort_keys=sort_keys) + "\n")
     return path
 
 

@@ -22,7 +22,7 @@ ROOTS = {"ledgerlm": "ledgerlm", "ledgerlm.synth": "synth", "ledgerlm.train": "t
 
 # ------------------------------------------------------------------------------------------------ the rules
 # Core: below everything, imports nothing from synth/train/evaluate.
-CORE = ("ledgerlm.errors", "ledgerlm.contracts", "ledgerlm.configcheck", "ledgerlm.model", "ledgerlm.inference",
+CORE = ("ledgerlm.errors", "ledgerlm.atomic", "ledgerlm.contracts", "ledgerlm.configcheck", "ledgerlm.model", "ledgerlm.inference",
         "ledgerlm.cli")
 # The public API evaluate/ may use from synth/: statements (load facts, the store, periods, rendering),
 # the index registry and engine, and the MacroLens T3 task definition (fields + prompt shared by training data
@@ -49,7 +49,7 @@ class Rule:
 RULES = (
     Rule(("ledgerlm.errors",), ("ledgerlm",), why="errors is the bottom: it imports no ledgerlm module"),
     Rule(CORE, ("ledgerlm.synth", "ledgerlm.train", "ledgerlm.evaluate"),
-         why="core (errors, contracts, configcheck, model, inference, cli) never imports synth/train/evaluate; "
+         why="core (errors, atomic, contracts, configcheck, model, inference, cli) never imports synth/train/evaluate; "
              "ledgerlm.cli dispatches commands by name"),
     Rule(("ledgerlm.synth",), ("ledgerlm.train",), why="synth never imports train"),
     Rule(("ledgerlm.synth",), ("ledgerlm.evaluate",), unless=SCORER, only_from=("ledgerlm.synth.distill",),

@@ -7,13 +7,12 @@ writing goes to a temporary file renamed into place, so a failed write leaves no
 """
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
+from ledgerlm.atomic import atomic_path
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import FACT_COLUMNS, check_facts_frame, open_text
@@ -53,18 +52,11 @@ def write_canonical(df: pd.DataFrame, path: str | Path) -> Path:
     """Write facts (contract 1 columns, in order) as CSV or Parquet, atomically."""
     path = Path(path)
     df = check_facts_frame(df, str(path))[FACT_COLUMNS]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         if str(path).lower().endswith(PARQUET_SUFFIXES):
             df.to_parquet(tmp, index=False)
         else:
             df.to_csv(tmp, index=False, compression="gzip" if path.suffix == ".gz" else None)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

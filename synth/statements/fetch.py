@@ -18,13 +18,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import httpx
 
+from ledgerlm.atomic import atomic_open
 from ledgerlm.errors import InputError, LedgerError
 
 SEC_DATA_URL = "https://data.sec.gov"
@@ -45,15 +45,8 @@ def clamp_rate(max_per_second: float) -> float:
 
 def atomic_write(path: Path, data: bytes) -> Path:
     """Write via a temporary file in the same folder, renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_open(path, "wb") as handle:
+        handle.write(data)
     return path
 
 
