@@ -43,9 +43,6 @@ class FinIndices(Benchmark):
 
     def __init__(self, task: str, *, seed: int = 0, data: str | None = None, **task_args: Any):
         super().__init__(task, seed=seed, data=data, **task_args)
-        unknown = sorted(set(task_args) - set(TASK_ARGS))
-        if unknown:
-            raise InputError(f"finindices does not take {unknown} (it takes: {', '.join(TASK_ARGS)})", field="--task_args")
         if not data:
             raise InputError(f"task {task!r} needs --data (a `ledgerlm synth` folder, a JSONL file or the official release)", field="--data")
         hint = task_args.get("hint")

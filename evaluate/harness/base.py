@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator
 
+from ledgerlm.errors import InputError
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages, Sampler
 
 
@@ -90,6 +91,12 @@ class Benchmark:
     task_arg_names: ClassVar[tuple[str, ...] | None] = None  # the --task_args keys it takes; None: undeclared, gets every bare key
 
     def __init__(self, task: str, *, seed: int = 0, data: str | None = None, **task_args: Any):
+        """Keeps the arguments; a benchmark that declares `task_arg_names` gets unknown `--task_args` keys refused here."""
+        if self.task_arg_names is not None:
+            unknown = sorted(set(task_args) - set(self.task_arg_names))
+            if unknown:
+                raise InputError(f"{self.name} does not take {unknown} (it takes: {', '.join(self.task_arg_names)})",
+                                 field="--task_args")
         self.task, self.seed, self.data, self.task_args = task, seed, data, task_args
 
     @classmethod
