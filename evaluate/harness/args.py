@@ -34,16 +34,9 @@ def _typed(value: str) -> Any:
 
 
 def parse_kv(text: str | None, flag: str = "--model_args") -> dict[str, Any]:
-    """'a=1,b=x' -> {'a': 1, 'b': 'x'}; a piece without '=' is one clear error naming the flag."""
-    out: dict[str, Any] = {}
-    for piece in (text or "").split(","):
-        if not piece.strip():
-            continue
-        key, eq, value = piece.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"expected key=value pairs separated by commas, got {piece!r}", field=flag)
-        out[key.strip()] = _typed(value.strip())
-    return out
+    """'a=1,b=x' -> {'a': 1, 'b': 'x'} (the backends' `parse_model_args`, values typed); a piece without '=' or a key
+    given twice is one clear error naming the flag."""
+    return {key: _typed(value) for key, value in backends.parse_model_args(text, flag).items()}
 
 
 def generation_params(defaults: dict[str, Any], gen_kwargs: dict[str, Any], seed: int) -> GenerationParams:

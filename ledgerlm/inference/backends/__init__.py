@@ -123,16 +123,17 @@ def make_backend(spec: str, **options: Any):
     return cls(target, **kwargs) if row.needs_target else cls(**kwargs)
 
 
-def parse_model_args(text: str | None) -> dict[str, str]:
-    """lm-eval's `--model_args a=1,b=x` as a dict of strings (values are typed by the backend row)."""
+def parse_model_args(text: str | None, flag: str = "--model_args") -> dict[str, str]:
+    """lm-eval's `--model_args a=1,b=x` (or any `flag` of key=value pairs) as a dict of strings (values are typed by the
+    backend row); a piece without `=` or a key given twice is one error naming the flag."""
     out: dict[str, str] = {}
     for part in (text or "").split(","):
         if not part.strip():
             continue
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise InputError(f"--model_args: {part.strip()!r} is not key=value", field="--model_args")
+            raise InputError(f"{flag}: {part.strip()!r} is not key=value", field=flag)
         if key.strip() in out:
-            raise InputError(f"--model_args: {key.strip()} given twice", field="--model_args")
+            raise InputError(f"{flag}: {key.strip()} given twice", field=flag)
         out[key.strip()] = value.strip()
     return out
