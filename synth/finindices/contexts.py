@@ -418,7 +418,7 @@ class Builder:
             choice = instructions.showing(choice, [v for row in item.values for v in row], cfg.units)
         needed_statements = {st for row in item.values for v in row for st in consulted(v)[1]}
         statements = list(STATEMENTS) if rng.random() < cfg.p_full_report else [s for s in STATEMENTS if s in needed_statements]
-        shown_blocks, texts, formats = [], [], []
+        shown_blocks, texts, formats, scales = [], [], [], {}
         for report, scope in item.blocks:
             fmt = rng.choice(cfg.formats)
             scale = rng.choice(self.exact_scales(company, report, scope, statements, language))
@@ -427,6 +427,8 @@ class Builder:
                 shown_blocks.append((report, scope))
                 texts.append(text)
                 formats.append(fmt)
+                if scope == "consolidated":  # the unit the solution quotes the figures in (JSON blocks are unscaled)
+                    scales[report.label] = 1 if fmt == "json" else scale
         traps = self.shown_traps(item, shown_blocks)
         kinds = [ix.result for ix in item.indices]
         currency = next((v.unit for row in item.values for v in row if v.unit), "USD")
@@ -454,7 +456,7 @@ class Builder:
         splits = store.splits(company) if restated else []
         split_text = instructions.split_note(language, ([k for k, _ in splits if k in restated], splits[-1][1]) if restated else None)
         solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks,
-                                 split_text=split_text)
+                                 split_text=split_text, scales=scales)
         base = {
             "split": row_split(self.split_rule, company, [*item.periods, *(r.label for r, _ in item.blocks)]), "paradigm": item.paradigm, "axis": item.axis, "company": company,
             "target_periods": item.periods, "indices": [ix.id for ix in item.indices],

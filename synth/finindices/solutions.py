@@ -9,7 +9,10 @@ Deficiency items say which report is missing and which facts of it the computati
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
+from ledgerlm.synth.indices.compute import UNIT_SCALES
 from ledgerlm.synth.statements.periods import parse_report
 from ledgerlm.synth.statements.taxonomy import concept_info
 
@@ -24,6 +27,9 @@ PHRASES = {
         "index_formula": "{index} = {formula}",
         "no_periods": "Every value is read directly from a report (no de-cumulation needed).",
         "scaled": "{raw} -> {unit}, {decimals} decimals = {text}",
+        "divided": "{raw} / {divisor} = {exact} -> {unit}, {decimals} decimals = {text}",
+        "shown_as": "{shown} {scale_word} = {value}",
+        "scale_words": {1_000: "thousand", 10_000: "ten-thousand", 1_000_000: "million", 1_000_000_000: "billion"},
         "final": "Final answer:",
         "conventions": "Conventions: {text}",
         "need": "Step 1 - Reports the computation needs: {reports}.",
@@ -44,6 +50,9 @@ PHRASES = {
         "index_formula": "{index} = {formula}",
         "no_periods": "所有数值均可直接从报告读取，无需拆分累计数。",
         "scaled": "{raw} -> {unit}，保留{decimals}位小数 = {text}",
+        "divided": "{raw} / {divisor} = {exact} -> {unit}，保留{decimals}位小数 = {text}",
+        "shown_as": "{shown}{scale_word} = {value}",
+        "scale_words": {1_000: "千", 10_000: "万", 1_000_000: "百万", 1_000_000_000: "十亿"},
         "final": "最终答案：",
         "conventions": "口径：{text}",
         "need": "第1步 - 计算所需的报告：{reports}。",
@@ -72,7 +81,22 @@ def _label(concept: str, language: str) -> str:
     return (info.label_en if language == "en" else info.label_zh or info.label_en) or concept
 
 
-def _facts_by_report(values, language: str, only: set[str] | None = None) -> list[str]:
+def _as_shown(concept: str, value: float, scale: int, t: dict) -> str:
+    """A fact as the reader finds it in the report, then in base units: `2,908,086 thousand = 2,908,086,000`
+    when the report is shown in thousands (per-share amounts and share counts are never scaled, as in render.py)."""
+    try:
+        kind = concept_info(concept).kind
+    except KeyError:
+        kind = "flow"
+    if scale == 1 or kind in ("per_share", "shares") or scale not in t["scale_words"]:
+        return num(value)
+    shown = Decimal(repr(float(value))) / scale
+    if shown != shown.to_integral_value():  # the block was rendered at an exact scale, so this only guards odd inputs
+        return num(value)
+    return t["shown_as"].format(shown=f"{int(shown):,}", scale_word=t["scale_words"][scale], value=num(value))
+
+
+def _facts_by_report(values, language: str, only: set[str] | None = None, scales: dict[str, int] | None = None) -> list[str]:
     t = PHRASES[language]
     by_report: dict[str, dict] = {}
     for row in values:
@@ -83,8 +107,14 @@ def _facts_by_report(values, language: str, only: set[str] | None = None) -> lis
     lines = []
     for report in sorted(by_report):
         lines.append(t["from"].format(report=report, scope=t["consolidated"]))
-        lines += [f"- {_label(c, language)} ({c}): {num(val)}" for c, val in by_report[report].items()]
+        scale = (scales or {}).get(report, 1)
+        lines += [f"- {_label(c, language)} ({c}): {_as_shown(c, val, scale, t)}" for c, val in by_report[report].items()]
     return lines
+
+
+def _exact(x: Decimal) -> str:
+    """An exact quotient with thousands separators and no trailing zeros: 2,657.821"""
+    return format(x.normalize(), ",f")
 
 
 def _period_steps(v) -> list[str]:
@@ -112,13 +142,15 @@ def _calc_steps(v) -> list[str]:
     return out
 
 
-def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "") -> str:
+def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "",
+                  scales: dict[str, int] | None = None) -> str:
     """The worked solution; its last line is `final`, the answer in the requested format. `split_text`: the prompt's
-    sentence on stock-split restatement (issue 11), repeated under the reports used."""
+    sentence on stock-split restatement (issue 11), repeated under the reports used. `scales`: the unit each consolidated
+    report is shown in (1 = units, 1000 = thousands, …): a fact is quoted as shown, then in base units (issue 15)."""
     t = PHRASES[language]
     if item.missing is not None:
         return _deficiency(item, t, language, final, shown, split_text)
-    lines = [t["reports"], *_facts_by_report(item.values, language), *([split_text] if split_text else [])]
+    lines = [t["reports"], *_facts_by_report(item.values, language, scales=scales), *([split_text] if split_text else [])]
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
     lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
     lines += ["", t["formula"]]
@@ -136,8 +168,13 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
         for period, v in zip(item.periods, row):
             unit = answer_unit(v.result, choice.currency_unit)
             text = answer_text(v.value, v.result, choice.currency_unit, choice.decimals)
-            lines.append(f"{ix.id} {period}: " + t["scaled"].format(raw=num(v.value), unit=t["units"].get(unit, unit),
-                                                                 decimals=choice.decimals, text=text))
+            divisor = UNIT_SCALES.get(unit, 1) if v.result == "currency" else 1
+            if divisor > 1:  # the exact quotient before rounding: 2,657,821,000 / 1,000,000 = 2,657.821 (issue 15)
+                step = t["divided"].format(raw=num(v.value), divisor=f"{divisor:,}", exact=_exact(Decimal(repr(float(v.value))) / divisor),
+                                           unit=t["units"].get(unit, unit), decimals=choice.decimals, text=text)
+            else:
+                step = t["scaled"].format(raw=num(v.value), unit=t["units"].get(unit, unit), decimals=choice.decimals, text=text)
+            lines.append(f"{ix.id} {period}: " + step)
     lines += ["", t["final"], final]
     return "\n".join(lines)
 
