@@ -39,6 +39,8 @@ class RealModelConfig:
     sft_config: str = field(default="configs/sft/smollm2-135m-lora-cpu.yaml", metadata={"help": "train/sft.py YAML"})
     sft_args: list[str] = field(default_factory=list, metadata={"help": "extra train/sft.py flags (override the YAML)"})
     max_steps: int = field(default=0, metadata={"help": "optimizer steps (x 4 examples); 0 = the SFT config's"})
+    slice_max_steps: list[int] = field(default_factory=list, metadata={"help": "per slice (same order as slices): optimizer steps; overrides max_steps"})
+    slice_eval_limit: list[int] = field(default_factory=list, metadata={"help": "per slice (same order as slices): test samples; overrides eval_limit"})
     eval_split: str = field(default="test", metadata={"help": "held-out split (companies never seen in training)"})
     eval_limit: int = field(default=128, metadata={"help": "first N test samples (hint + no-hint variants of N/2 items); 0 = all"})
     eval_args: list[str] = field(default_factory=lambda: ["--max-tokens", "384", "--batch-size", "8"],
@@ -146,17 +148,22 @@ def main(cfg: RealModelConfig) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     model = (REPO / cfg.model_dir).resolve()
     Timer(out / "timings.json").step("prepare", model / "config.json", "ledgerlm", "model", "prepare", cfg.model, "--out", str(model))
-    limit = ["--limit", str(cfg.eval_limit)] if cfg.eval_limit else []
+    for key in ("slice_max_steps", "slice_eval_limit"):
+        if getattr(cfg, key) and len(getattr(cfg, key)) != len(cfg.slices):
+            sys.exit(f"recipes/real_model_cpu.py: {key} has {len(getattr(cfg, key))} values for {len(cfg.slices)} slices")
     results = []
-    for slice_config in cfg.slices:
+    for i, slice_config in enumerate(cfg.slices):
         name = Path(slice_config).stem
+        max_steps = cfg.slice_max_steps[i] if cfg.slice_max_steps else cfg.max_steps
+        eval_limit = cfg.slice_eval_limit[i] if cfg.slice_eval_limit else cfg.eval_limit
+        limit = ["--limit", str(eval_limit)] if eval_limit else []
         root = out / name
         timer = Timer(root / "timings.json")
         settings = root / "settings.json"  # what this slice ran with (slices may be run by separate invocations)
         if not settings.is_file():
             root.mkdir(parents=True, exist_ok=True)
-            sft_args = cfg.sft_args + (["--max_steps", str(cfg.max_steps)] if cfg.max_steps else [])
-            settings.write_text(json.dumps({"sft_config": cfg.sft_config, "sft_args": sft_args, "eval_limit": cfg.eval_limit,
+            sft_args = cfg.sft_args + (["--max_steps", str(max_steps)] if max_steps else [])
+            settings.write_text(json.dumps({"sft_config": cfg.sft_config, "sft_args": sft_args, "eval_limit": eval_limit,
                                             "eval_args": cfg.eval_args, "eval_split": cfg.eval_split}, indent=2) + "\n")
         data, sft, base_run, tuned_run = root / "data", root / "sft", root / "eval-base", root / "eval-tuned"
         num = ["--num", str(cfg.synth_num)] if cfg.synth_num else []
@@ -169,7 +176,7 @@ def main(cfg: RealModelConfig) -> Path:
         threads = ["--num_cpu_threads_per_process", str(os.cpu_count() or 1)]
         timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config, *threads,
                    "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
-                   "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(cfg.max_steps)] if cfg.max_steps else []))
+                   "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(max_steps)] if max_steps else []))
         timer.step("eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
                    "--out", str(tuned_run))
         timer.step("compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",

@@ -21,6 +21,7 @@ from ledgerlm.errors import InputError
 
 FORMATS = ["text", "json", "tuples", "html", "markdown", "latex"]
 AXES = ["domain", "caliber", "temporal+caliber", "temporal+domain"]
+SOLUTION_STYLES = ("full", "compact")
 EMBEDDED_DATA = Path(__file__).resolve().parents[1] / "data" / "sec"  # = statements.sources.DEFAULT_DATA_DIR
 
 
@@ -62,6 +63,8 @@ class SynthConfig:
     #   "concept" (every canonical line item as an index); empty = all registry families, no concept indices
     traps: bool = True  # False: no distractor periods, parent statements or deficiencies (p_* ignored)
     max_attempts: int = 16  # draws per item slot before it is dropped as `no_derivable_target`
+    solution_style: str = "full"  # worked solutions: "full" (the FinIndices case-study steps) or "compact" (only the figures,
+    #   the arithmetic and the unit conversion: about half the tokens, for small models trained on CPU)
     company_group: int = 32  # with more companies, slots draw from groups of this many (bounded memory, see companies.py)
 
     def fingerprint(self) -> dict:
@@ -185,6 +188,8 @@ def _check(cfg: SynthConfig, path: str | None) -> None:
             bad("paradigms", f"unknown paradigm {p!r}; expected single / table")
     if not isinstance(cfg.traps, bool):
         bad("traps", f"traps must be true or false, got {cfg.traps!r}")
+    if cfg.solution_style not in SOLUTION_STYLES:
+        bad("solution_style", f"unknown solution_style {cfg.solution_style!r}; expected one of {list(SOLUTION_STYLES)}")
     if cfg.max_tokens < 1:
         bad("max_tokens", f"max_tokens must be >= 1, got {cfg.max_tokens}")
     if not cfg.hint_variants or not cfg.languages:

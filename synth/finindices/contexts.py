@@ -110,12 +110,14 @@ class Builder:
         self._values: dict = {}
         self._statements: dict = {}
         self._rendered: dict = {}
+        self._splits: dict = {}  # (company, "splits") and (company, report, scope, statements) -> split factors
+        self._fits: dict = {}  # (company, axis, periods) -> eligible indices defined for those periods
         self._periods = PerCompany(self._period_candidates)
         self._series = PerCompany(self._series_candidates)
         self.groups = CompanyGroups(self.companies, seed=cfg.seed, n_slots=-(-cfg.num // len(cfg.hint_variants)),
                                     size=cfg.company_group)
         if hasattr(stores, "on_evict"):  # drop a company's memoised values and renderings with its store
-            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered], gone)
+            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._splits], gone)
         self.cap_step = token_cap_step(counter, cfg.max_tokens)
 
     @classmethod
@@ -192,6 +194,14 @@ class Builder:
             self._eligible[key] = [i for i in self.by_axis.get(axis, []) if may_derive(self.registry[i], self.registry, have)
                                    and (standard is None or standard in self.registry[i].applies_to)]
         return self._eligible[key]
+
+    def fitting(self, company: str, axis: str, periods: tuple[str, ...]) -> list[str]:
+        """The eligible indices of `axis` defined for every one of `periods` (in eligible order), memoised."""
+        key = (company, axis, periods)
+        hit = self._fits.get(key)
+        if hit is None:
+            hit = self._fits[key] = [i for i in self.eligible(company, axis) if all(self.registry[i].accepts(p) for p in periods)]
+        return hit
 
     def value(self, company: str, index_id: str, period: str):
         """compute() with a cache; raises NotDerivable / IndexUndefined (cached too)."""
@@ -275,7 +285,7 @@ class Builder:
             raise Drop("no_index_for_company")
         if paradigm == "single":
             periods = [rng.choice(self._periods[company])]
-            fits = [i for i in pool if self.registry[i].accepts(periods[0])]  # issue 11: only period kinds the index declares
+            fits = self.fitting(company, axis, tuple(periods))  # issue 11: only period kinds the index declares
             if not fits:
                 raise Drop("no_index_for_period")
             ids = [rng.choice(fits)]
@@ -288,7 +298,7 @@ class Builder:
             n_periods = rng.randint(lo, min(hi, len(run)))
             start = rng.randrange(len(run) - n_periods + 1)
             periods = run[start:start + n_periods]
-            pool = [i for i in pool if all(self.registry[i].accepts(p) for p in periods)]
+            pool = self.fitting(company, axis, tuple(periods))
             if not pool:
                 raise Drop("no_index_for_period")
             k_hi = min(cfg.table_indices[1], cfg.max_table_values // n_periods, len(pool))
@@ -390,6 +400,28 @@ class Builder:
                 parts.append(self._rendered[key])
         return STATEMENT_SEP.join(parts)
 
+    def company_splits(self, company: str) -> list[tuple[str, str]]:
+        """`store.splits(company)`, memoised (it scans every cell's note)."""
+        key = (company, "splits")
+        if key not in self._splits:
+            self._splits[key] = self.stores[company].splits(company)
+        return self._splits[key]
+
+    def restated_splits(self, company: str, report: ReportKey, scope: str, statements: list[str]) -> tuple[str, ...]:
+        """Split factors that restate a per-share value or share count `report` shows in `statements`, memoised per
+        block. `store.split_restatement` is a union over the given reports, so a prompt's factors are the union of
+        its blocks' (the same set as one call over all blocks of a scope)."""
+        key = (company, report, scope, tuple(statements))
+        hit = self._splits.get(key)
+        if hit is None:
+            if not self.company_splits(company):
+                hit = ()
+            else:
+                found = self.stores[company].split_restatement(company, [report], scope, statements)
+                hit = tuple(found[0]) if found else ()
+            self._splits[key] = hit
+        return hit
+
     @staticmethod
     def shown_traps(item: Item, shown_blocks: list) -> list[dict]:
         """Traps as recorded in the row: only the distractor / parent reports that were actually shown."""
@@ -450,13 +482,11 @@ class Builder:
                         seen.add(key)
                         provenance.append({"concept": f.concept, "period": f.report, "value": f.value, "source": f.source})
         # issue 11: per-share amounts / share counts shown on the latest split basis are said to be restated (prompt and solution)
-        store = self.stores[company]
-        restated = {k for scope in dict.fromkeys(s for _, s in shown_blocks)
-                    for k in (store.split_restatement(company, [r for r, s in shown_blocks if s == scope], scope, statements) or ([], ""))[0]}
-        splits = store.splits(company) if restated else []
+        restated = {k for report, scope in shown_blocks for k in self.restated_splits(company, report, scope, statements)}
+        splits = self.company_splits(company) if restated else []
         split_text = instructions.split_note(language, ([k for k, _ in splits if k in restated], splits[-1][1]) if restated else None)
         solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks,
-                                 split_text=split_text, scales=scales)
+                                 split_text=split_text, scales=scales, style=cfg.solution_style)
         base = {
             "split": row_split(self.split_rule, company, [*item.periods, *(r.label for r, _ in item.blocks)]), "paradigm": item.paradigm, "axis": item.axis, "company": company,
             "target_periods": item.periods, "indices": [ix.id for ix in item.indices],

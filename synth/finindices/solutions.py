@@ -143,13 +143,16 @@ def _calc_steps(v) -> list[str]:
 
 
 def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "",
-                  scales: dict[str, int] | None = None) -> str:
+                  scales: dict[str, int] | None = None, style: str = "full") -> str:
     """The worked solution; its last line is `final`, the answer in the requested format. `split_text`: the prompt's
     sentence on stock-split restatement (issue 11), repeated under the reports used. `scales`: the unit each consolidated
-    report is shown in (1 = units, 1000 = thousands, …): a fact is quoted as shown, then in base units (issue 15)."""
+    report is shown in (1 = units, 1000 = thousands, …): a fact is quoted as shown, then in base units (issue 15).
+    `style="compact"`: the same figures, arithmetic and conversion without step headings, boilerplate or restated formulas."""
     t = PHRASES[language]
     if item.missing is not None:
         return _deficiency(item, t, language, final, shown, split_text)
+    if style == "compact":
+        return _compact(item, t, language, choice, final, split_text, scales)
     lines = [t["reports"], *_facts_by_report(item.values, language, scales=scales), *([split_text] if split_text else [])]
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
     lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
@@ -163,7 +166,14 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
             if len(item.values) * len(item.periods) > 1:
                 lines.append(t["cell"].format(index=ix.id, period=period))
             lines += [f"  {s}" for s in _calc_steps(v)] or [f"  = {num(v.value)}"]
-    lines += ["", t["rounding"]]
+    lines += ["", t["rounding"], *_conversions(item, t, choice)]
+    lines += ["", t["final"], final]
+    return "\n".join(lines)
+
+
+def _conversions(item, t: dict, choice) -> list[str]:
+    """One line per answer cell: the value in base units, the exact quotient in the asked unit, the rounded text."""
+    lines = []
     for ix, row in zip(item.indices, item.values):
         for period, v in zip(item.periods, row):
             unit = answer_unit(v.result, choice.currency_unit)
@@ -175,7 +185,34 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
             else:
                 step = t["scaled"].format(raw=num(v.value), unit=t["units"].get(unit, unit), decimals=choice.decimals, text=text)
             lines.append(f"{ix.id} {period}: " + step)
-    lines += ["", t["final"], final]
+    return lines
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def _compact(item, t: dict, language: str, choice, final: str, split_text: str, scales: dict[str, int] | None) -> str:
+    """The compact worked solution: facts as shown (one line each, with their report), the period arithmetic, the
+    index arithmetic where there is any, the unit conversion, the final answer."""
+    facts: dict[str, dict] = {}
+    for row in item.values:
+        for v in row:
+            for f in v.facts:
+                facts.setdefault(f.report, {})[f.concept] = f.value
+    lines = [f"{report} {_label(c, language)}: {_as_shown(c, val, (scales or {}).get(report, 1), t)}"
+             for report in sorted(facts) for c, val in facts[report].items()]
+    lines += [split_text] if split_text else []
+    periods = dict.fromkeys(s for row in item.values for v in row for s in _period_steps(v))
+    lines += [s for s in periods if not _is_number(s.rsplit(" = ", 1)[0].split(" = ", 1)[-1])]  # not "x (as reported) = -7,750"
+    calc = dict.fromkeys(s for row in item.values for v in row for s in _calc_steps(v))
+    lines += [s for s in calc if s.count(" = ") > 1 and " is not shown in " not in s]  # concept indices have no arithmetic
+    lines += _conversions(item, t, choice)
+    lines += [t["final"], final]
     return "\n".join(lines)
 
 
