@@ -6,6 +6,7 @@ random 2 % of prompts and every prompt within 1 % of the cap, and stops the run 
 """
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -68,6 +69,21 @@ def test_block_wise_count_equals_full_encode_on_adversarial_strings(counters, pa
         counter.min_split_len = 0
         for msg in (text, other, text):
             assert counter.count_prompt([{"content": msg}], blocks) == counter.count(msg), (name, msg, blocks)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=60))
+def test_line_wise_count_equals_full_encode_on_adversarial_strings(counters, parts):
+    """Pieces between blocks and blocks not yet memoised are counted line by line (cut at every provable
+    boundary, each line memoised): the sum equals a full encode, also when every line comes from the memo."""
+    text = "".join(parts)
+    for name, counter in counters.items():
+        if counter.family is None:
+            continue
+        cuts = counter._cuts.split(text)
+        assert "".join(cuts) == text
+        assert all(counter._cut_ok(text, p) for p in itertools.accumulate(len(c) for c in cuts[:-1])), name
+        assert counter._count_segments(text) == counter._count_segments(text) == counter.count(text), (name, text)
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from ledgerlm.errors import InputError
@@ -57,7 +58,11 @@ HF_NL_PATTERNS = {
 }
 # isolating splits that never match whitespace (digit runs, CJK runs): cuts next to a newline never fall inside them
 HF_NEUTRAL_PATTERNS = {"\\p{N}{1,3}", "\\p{N}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"}
-_MEMO_CHARS = 32_000_000  # block texts the memo may keep alive (~32-128 MB); then it starts afresh
+# every provable cut of the module docstring in one regex per family (Python's `\s` is `str.isspace`, as in `_cut_ok`):
+# 'nl': after a newline, before a character that is neither whitespace nor `/` (so the newline run has ended);
+# 'gpt2': after one newline that follows a non-space character, before a non-space character or a newline + non-space
+CUTS = {"nl": re.compile(r"(?<=\n)(?=[^\s/])"), "gpt2": re.compile(r"(?<=[^\s]\n)(?=[^\s]|\n[^\s])")}
+_MEMO_CHARS = 64_000_000  # block and line texts the memo may keep alive (~64-256 MB); then it starts afresh
 
 
 def _hf_family(tok) -> str | None:
@@ -151,13 +156,11 @@ class TokenCounter:
     # -- below the floor ---------------------------------------------------------------------------
     def _memo_count(self, key, text: str) -> int:
         n = self._memo.get(key)
-        if n is None:
-            if self._memo_chars > _MEMO_CHARS:
-                self._memo.clear()
-                self._memo_chars = 0
-            n = self._memo[key] = self.count(text)
-            self._memo_chars += len(text)
-        return n
+        return self._remember(key, self.count(text), len(text)) if n is None else n
+
+    @property
+    def _cuts(self) -> re.Pattern:
+        return CUTS[self.family]
 
     def count_prompt(self, messages: list[dict], blocks: list[str] = ()) -> int:
         """Exactly `count_messages(messages)`, with each of `blocks` (substrings of a message, in order)
@@ -185,11 +188,33 @@ class TokenCounter:
             if end is None or not self._cut_ok(text, s):
                 continue
             if s > start:
-                total += self.count(text[start:s])
-            total += self._memo_count((block, end - e), text[s:end])
+                total += self._count_segments(text[start:s])
+            key = (block, end - e)
+            hit = self._memo.get(key)
+            if hit is None:
+                hit = self._remember(key, self._count_segments(text[s:end]), end - s)
+            total += hit
             start = end
         if start < n:
-            total += self.count(text[start:])
+            total += self._count_segments(text[start:])
+        return total
+
+    def _remember(self, key, n: int, chars: int) -> int:
+        if self._memo_chars > _MEMO_CHARS:
+            self._memo.clear()
+            self._memo_chars = 0
+        self._memo[key] = n
+        self._memo_chars += chars
+        return n
+
+    def _count_segments(self, text: str) -> int:
+        """`count(text)` as the sum of its lines' counts, each line memoised: `text` is cut at every provable
+        boundary (`_cut_ok`, found by the family's regex in one pass), so a line that repeats anywhere in any
+        prompt of the run (a row label, a figure, a template sentence) is encoded once."""
+        total, memo = 0, self._memo
+        for seg in self._cuts.split(text):
+            n = memo.get(seg)
+            total += self._remember(seg, self.count(seg), len(seg)) if n is None else n
         return total
 
     def _cut_ok(self, text: str, p: int) -> bool:

@@ -258,9 +258,12 @@ def load_registry(paths: list[str | Path] | None = None, *, check_concepts: bool
     return registry
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: the same documents, ~10x faster
+
+
 def _read_file(path: Path) -> list[Index]:
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except yaml.YAMLError as err:
         raise InputError(f"not valid YAML: {err}", path=str(path)) from None
     if not isinstance(doc, dict) or set(doc) != FILE_KEYS:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from ledgerlm.errors import InputError
 
@@ -34,7 +35,7 @@ class ReportKey:
         if self.quarters not in (1, 2, 3, 4):
             raise ValueError(f"ReportKey.quarters must be 1..4, got {self.quarters}")
 
-    @property
+    @cached_property  # kept in the instance dict (fields, hash, eq and order are untouched): labels are read millions of times
     def label(self) -> str:
         return {4: f"FY{self.fiscal_year}", 1: f"FY{self.fiscal_year}Q1", 2: f"FY{self.fiscal_year}H1"}.get(
             self.quarters, f"FY{self.fiscal_year}Q{self.quarters}YTD"
@@ -72,7 +73,7 @@ class Period:
             raise ValueError(f"period quarter must be 1..4, got {self.quarter}")
 
     # -- naming --------------------------------------------------------------------------
-    @property
+    @cached_property  # as ReportKey.label
     def label(self) -> str:
         y = f"FY{self.fiscal_year}"
         if self.kind == "FY":
@@ -130,10 +131,24 @@ class Period:
         return ReportKey(self.fiscal_year, self.quarter).previous()
 
 
+_PARSED: dict[str, Period] = {}  # label -> Period (frozen, so shared): synth parses the same few labels millions of times
+
+
 def parse_period(text: "str | Period", *, field: str = "period") -> Period:
     """Parse a contract-2 label (`FY2023`, `FY2023Q1`, `FY2023H1`, `FY2023Q3YTD`, `FY2023Q2TTM`)."""
     if isinstance(text, Period):
         return text
+    if type(text) is str:
+        hit = _PARSED.get(text)
+        if hit is None:
+            if len(_PARSED) > 100_000:
+                _PARSED.clear()
+            hit = _PARSED[text] = _parse_period(text, field)
+        return hit
+    return _parse_period(text, field)
+
+
+def _parse_period(text, field: str) -> Period:
     match = _PERIOD_RE.match(str(text).strip().upper())
     if not match:
         raise InputError(

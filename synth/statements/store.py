@@ -288,8 +288,32 @@ class FactStore(StoreViews):
         """(factor text, first filing date on the new basis) of every stock split the company's values were rescaled for,
         oldest first (read from the rescale notes; splits.py detects the splits)."""
         company = self.resolve_company(company)
-        found = {m.group(1): m.group(2) for c in self._company_cells(company).values() for m in _SPLIT_PARTS_RE.finditer(c.note)}
-        return sorted(found.items(), key=lambda kv: kv[1])
+        memo = self._restatement_memo
+        if company not in memo:
+            found = {m.group(1): m.group(2) for c in self._company_cells(company).values() for m in _SPLIT_PARTS_RE.finditer(c.note)}
+            memo[company] = sorted(found.items(), key=lambda kv: kv[1])
+        return list(memo[company])
+
+    @cached_property
+    def _restatement_memo(self) -> dict:
+        """splits() per company and the restated factors per (company, scope, statements) and report (a view starts without)."""
+        return {}
+
+    def _restated_by_report(self, company: str, scope: str, shown: frozenset | None) -> dict:
+        """report -> split factors its shown per-share values / share counts are restated for (one scan of the cells)."""
+        key, memo = (company, scope, shown), self._restatement_memo
+        if key not in memo:
+            splits, by_report = self.splits(company), {}
+            for (s, concept, report), cell in self._company_cells(company).items():
+                if s != scope or self.kind_of(concept, company) not in ("per_share", "shares"):
+                    continue
+                if shown is not None and (concept_meta(concept)[0] or cell.statement) not in shown:
+                    continue
+                filed = self.report_filed(company, report, scope) or cell.filed
+                if filed:
+                    by_report.setdefault(report, set()).update(k for k, first_new in splits if filed < first_new)
+            memo[key] = by_report
+        return memo[key]
 
     def split_restatement(self, company: str, reports: Iterable[ReportKey | str], scope: str = "consolidated",
                           statements: Iterable[str] | None = None) -> tuple[list[str], str] | None:
@@ -300,17 +324,8 @@ class FactStore(StoreViews):
         splits = self.splits(company)
         if not splits:
             return None
-        wanted = {parse_report(r) for r in reports}
-        shown = set(statements) if statements is not None else None
-        restated: set[str] = set()
-        for (s, concept, report), cell in self._company_cells(company).items():
-            if s != scope or report not in wanted or self.kind_of(concept, company) not in ("per_share", "shares"):
-                continue
-            if shown is not None and (concept_meta(concept)[0] or cell.statement) not in shown:
-                continue
-            filed = self.report_filed(company, report, scope) or cell.filed
-            if filed:
-                restated |= {k for k, first_new in splits if filed < first_new}
+        by_report = self._restated_by_report(company, scope, frozenset(statements) if statements is not None else None)
+        restated: set[str] = set().union(*(by_report.get(parse_report(r), ()) for r in reports))
         if not restated:
             return None
         factors = [k for k, _ in splits if k in restated]
