@@ -21,7 +21,7 @@ _SMALL = {"And", "Of", "In", "From", "To", "For", "On", "Or", "At", "By", "The",
 
 @lru_cache(maxsize=1)
 def ifrs_labels() -> dict[str, str]:
-    return {str(k): str(v) for k, v in (yaml.safe_load(LABELS_FILE.read_text(encoding="utf-8")) or {}).items()}
+    return {str(k): str(v) for k, v in (yaml.load(LABELS_FILE.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).items()}
 
 
 def split_camel(tag: str) -> str:

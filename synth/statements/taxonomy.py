@@ -40,7 +40,7 @@ class ConceptInfo:
 
 def _read_yaml(name: str) -> dict:
     with open(DATA_DIR / name, encoding="utf-8") as fh:
-        return yaml.safe_load(fh) or {}
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # libyaml: same data, ~10x faster
 
 
 @lru_cache(maxsize=None)
