@@ -9,8 +9,9 @@ tokenizer) -> eval base on the test split (hint and no-hint variants of the same
 95% CI + McNemar) -> `ledgerlm report` plots -> hint vs no-hint on both models (pairs = the two variants
 of one item). Every step is a printed command; a step whose output exists is skipped, so a rerun resumes.
 Writes OUT/RESULTS.md (the README table) and OUT/results.json; step wall times go to OUT/SLICE/timings.json.
-Slices are independent: `--slices configs/synth/ratio.yaml` runs one (e.g. in a second process); a later
-run over all slices skips everything finished and writes the combined table.
+Slices are independent and run side by side (`parallel_slices: 2`: one generation process keeps only ~1 of 2 cores
+busy); `--slices configs/synth/ratio.yaml` runs one; a later run over all slices skips everything finished and writes
+the combined table.
 The base weights are dequantised from 4 bits: "before" is not SmolLM2's official quality.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import shlex
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +45,7 @@ class RealModelConfig:
     slice_eval_limit: list[int] = field(default_factory=list, metadata={"help": "per slice (same order as slices): test samples; overrides eval_limit"})
     eval_split: str = field(default="test", metadata={"help": "held-out split (companies never seen in training)"})
     eval_limit: int = field(default=128, metadata={"help": "first N test samples (hint + no-hint variants of N/2 items); 0 = all"})
+    parallel_slices: int = field(default=2, metadata={"help": "slices run side by side (each step is its own process)"})
     eval_args: list[str] = field(default_factory=lambda: ["--max-tokens", "384", "--batch-size", "8"],
                                  metadata={"help": "extra ledgerlm eval flags"})
 
@@ -143,6 +146,42 @@ def results_markdown(results: list[dict], cfg: RealModelConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_slice(cfg: RealModelConfig, i: int, model: Path, out: Path) -> dict:
+    """One slice: synth -> eval base -> SFT -> eval tuned -> compare -> report (finished steps are skipped)."""
+    slice_config = cfg.slices[i]
+    name = Path(slice_config).stem
+    max_steps = cfg.slice_max_steps[i] if cfg.slice_max_steps else cfg.max_steps
+    eval_limit = cfg.slice_eval_limit[i] if cfg.slice_eval_limit else cfg.eval_limit
+    limit = ["--limit", str(eval_limit)] if eval_limit else []
+    root = out / name
+    timer = Timer(root / "timings.json")
+    settings = root / "settings.json"  # what this slice ran with (slices may be run by separate invocations)
+    if not settings.is_file():
+        root.mkdir(parents=True, exist_ok=True)
+        sft_args = cfg.sft_args + (["--max_steps", str(max_steps)] if max_steps else [])
+        settings.write_text(json.dumps({"sft_config": cfg.sft_config, "sft_args": sft_args, "eval_limit": eval_limit,
+                                        "eval_args": cfg.eval_args, "eval_split": cfg.eval_split}, indent=2) + "\n")
+    data, sft, base_run, tuned_run = root / "data", root / "sft", root / "eval-base", root / "eval-tuned"
+    num = ["--num", str(cfg.synth_num)] if cfg.synth_num else []
+    timer.step("synth", data / "manifest.json", "ledgerlm", "synth", "--config", slice_config, "--tokenizer", str(model),
+               *num, "--out", str(data), "--no-progress")
+    eval_cmd = ["ledgerlm", "eval", "--benchmark", "finindices", "--data", str(data), "--split", cfg.eval_split, "--both",
+                *limit, "--device", "cpu", *cfg.eval_args]
+    timer.step("eval_base", base_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--out", str(base_run))
+    # accelerate launch sets OMP_NUM_THREADS=1 unless told otherwise (use_cpu: false in the preset): one core, not all
+    threads = ["--num_cpu_threads_per_process", str(os.cpu_count() or 1)]
+    timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config, *threads,
+               "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
+               "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(max_steps)] if max_steps else []))
+    timer.step("eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
+               "--out", str(tuned_run))
+    timer.step("compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",
+               "--out", str(root / "compare.md"), "--json", str(root / "compare.json"))
+    timer.step("report", root / "report" / "report.md", "ledgerlm", "report", str(base_run), str(tuned_run),
+               "--out", str(root / "report"))
+    return slice_result(name, root, timer.times)
+
+
 def main(cfg: RealModelConfig) -> Path:
     out = (REPO / cfg.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -151,39 +190,9 @@ def main(cfg: RealModelConfig) -> Path:
     for key in ("slice_max_steps", "slice_eval_limit"):
         if getattr(cfg, key) and len(getattr(cfg, key)) != len(cfg.slices):
             sys.exit(f"recipes/real_model_cpu.py: {key} has {len(getattr(cfg, key))} values for {len(cfg.slices)} slices")
-    results = []
-    for i, slice_config in enumerate(cfg.slices):
-        name = Path(slice_config).stem
-        max_steps = cfg.slice_max_steps[i] if cfg.slice_max_steps else cfg.max_steps
-        eval_limit = cfg.slice_eval_limit[i] if cfg.slice_eval_limit else cfg.eval_limit
-        limit = ["--limit", str(eval_limit)] if eval_limit else []
-        root = out / name
-        timer = Timer(root / "timings.json")
-        settings = root / "settings.json"  # what this slice ran with (slices may be run by separate invocations)
-        if not settings.is_file():
-            root.mkdir(parents=True, exist_ok=True)
-            sft_args = cfg.sft_args + (["--max_steps", str(max_steps)] if max_steps else [])
-            settings.write_text(json.dumps({"sft_config": cfg.sft_config, "sft_args": sft_args, "eval_limit": eval_limit,
-                                            "eval_args": cfg.eval_args, "eval_split": cfg.eval_split}, indent=2) + "\n")
-        data, sft, base_run, tuned_run = root / "data", root / "sft", root / "eval-base", root / "eval-tuned"
-        num = ["--num", str(cfg.synth_num)] if cfg.synth_num else []
-        timer.step("synth", data / "manifest.json", "ledgerlm", "synth", "--config", slice_config, "--tokenizer", str(model),
-                   *num, "--out", str(data), "--no-progress")
-        eval_cmd = ["ledgerlm", "eval", "--benchmark", "finindices", "--data", str(data), "--split", cfg.eval_split, "--both",
-                    *limit, "--device", "cpu", *cfg.eval_args]
-        timer.step("eval_base", base_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--out", str(base_run))
-        # accelerate launch sets OMP_NUM_THREADS=1 unless told otherwise (use_cpu: false in the preset): one core, not all
-        threads = ["--num_cpu_threads_per_process", str(os.cpu_count() or 1)]
-        timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config, *threads,
-                   "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
-                   "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(max_steps)] if max_steps else []))
-        timer.step("eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
-                   "--out", str(tuned_run))
-        timer.step("compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",
-                   "--out", str(root / "compare.md"), "--json", str(root / "compare.json"))
-        timer.step("report", root / "report" / "report.md", "ledgerlm", "report", str(base_run), str(tuned_run),
-                   "--out", str(root / "report"))
-        results.append(slice_result(name, root, timer.times))
+    # generation is mostly single-threaded Python between small ops (~1 of 2 cores), so slices run side by side by default
+    with ThreadPoolExecutor(max_workers=max(1, cfg.parallel_slices)) as pool:
+        results = list(pool.map(lambda i: run_slice(cfg, i, model, out), range(len(cfg.slices))))
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     report = out / "RESULTS.md"
     report.write_text("# SmolLM2-135M-Instruct on CPU: before vs after LoRA SFT\n\n" + results_markdown(results, cfg))
