@@ -15,14 +15,31 @@ import argparse
 import gzip
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth_scale import loadavg, timed  # noqa: E402
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "n/a"
+
+
+def timed(cmd: list[str], env: dict | None = None) -> dict:
+    """wall s, CPU s (the process and every descendant it waited for) and peak RSS MB of one command, from wait4.
+    The peak counts the pages the child shared with this process when it started, so this process stays small."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode(errors="replace")  # read before waiting: a chatty child never blocks on a full pipe
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024}
 
 EMBEDDED = Path(__file__).resolve().parents[2] / "synth" / "data" / "sec" / "companyfacts"
 
