@@ -8,8 +8,12 @@ The cap is applied to the final prompt (every message's content, counted without
 the FinIndices paper drops contexts over 32,768 tokens.
 
 Counting below the tokenizer floor (`count_prompt`): a prompt is assembled from rendered report
-blocks that repeat across samples, so each block is encoded once (memoised) and the prompt's count is
-the sum of its pieces' counts, cut only where the tokenizer's pre-tokenization provably splits:
+blocks that repeat across samples, so each block is counted once (memoised) and the prompt's count is
+the sum of its pieces' counts, cut only where the tokenizer's pre-tokenization provably splits. A block
+seen for the first time and the text between blocks are cut at every such boundary (`CUTS`, in practice
+each line) and each line is memoised too: a row label, figure or template sentence that recurs in any
+block or prompt is encoded once per run (default config, --num 10000: 20.1 M characters encoded, the 2 %
+full re-encodes included, instead of 41.7 M with whole blocks, of 120 M in the prompts).
 
 * BPE counts are a sum over pre-tokens, so cutting a text at position p is exact when the
   pre-tokens of `text[:p]` and of `text[p:]`, each encoded alone, are those of `text` (p is a
