@@ -130,3 +130,21 @@ def test_company_groups_bound_the_stores_in_use(cache):
     assert all(r["company"] in builder.groups.pool(int(r["id"].split("-")[2])) for r in rows)
     # one group after the other: 2 loads, plus 2 for the split rule's look at fewer than 3 companies (resident=1)
     assert lazy.loads <= 5
+
+
+def test_state_decoder_matches_tree_walk_and_names_a_damaged_file(cache):
+    """The one-pass decoder (json object_hook) gives the very objects the tree walk gives; a damaged state file
+    (an object that is not one tagged node, an unknown tag) is one InputError naming the company and field."""
+    import gzip
+    import json
+
+    stores = storecache.company_stores(SRC)
+    entry = stores.index["TSM"]
+    raw = gzip.decompress((stores.folder / entry["state"]).read_bytes())
+    walked, hooked = storecache._decode(json.loads(raw), storecache._codec_types()), storecache._loads(raw)
+    assert hooked == walked and repr(hooked) == repr(walked) and len(walked) >= 2
+    for damaged in (b'{"t": [1], "l": [2]}', b'{"Z": [1]}'):
+        (stores.folder / entry["state"]).write_bytes(gzip.compress(damaged))
+        with pytest.raises(InputError, match="company TSM is unreadable") as err:
+            storecache.company_stores(SRC)["TSM"]
+        assert "store_cache" in str(err.value)
