@@ -74,3 +74,34 @@ def test_unit_conversion_is_the_exact_quotient_then_half_away_from_zero(rows):
             assert Decimal(m["text"]) == expected, line
             assert len(m["text"].split(".")[1] if "." in m["text"] else "") == int(m["dec"]), line
     assert seen >= 20, f"only {seen} unit conversions in {len(rows)} rows"
+
+
+def test_compact_style_keeps_the_figures_and_final_answer_in_fewer_characters():
+    from ledgerlm.synth.finindices.contexts import Builder
+
+    rows = {}
+    for style in ("full", "compact"):
+        builder = Builder.from_config(SynthConfig(seed=3, languages=["en"], traps=False, solution_style=style))
+        stats, out = Stats(), []
+        for slot in range(15):
+            out += builder.slot(slot, stats)
+        rows[style] = {r["id"]: r for r in out}
+    assert rows["full"].keys() == rows["compact"].keys() and rows["full"]
+    for rid, full in rows["full"].items():
+        compact = rows["compact"][rid]
+        assert compact["answer"] == full["answer"] and compact["messages"] == full["messages"]  # only the solution differs
+        assert compact["solution"].splitlines()[-1] == full["solution"].splitlines()[-1]  # the final answer line
+        if full["answer"] != "Insufficient information":
+            assert "Step 1" not in compact["solution"] and len(compact["solution"]) < len(full["solution"]), rid
+            # every conversion line of the full solution is in the compact one
+            assert all(line in compact["solution"] for line in full["solution"].splitlines() if QUOTIENT.search(line)), rid
+
+
+def test_unknown_solution_style_is_one_error_naming_the_field(tmp_path):
+    from ledgerlm.errors import InputError
+    from ledgerlm.synth.finindices.config import load_config
+
+    cfg = tmp_path / "slice.yaml"
+    cfg.write_text("solution_style: short\n")
+    with pytest.raises(InputError, match="solution_style"):
+        load_config(str(cfg))
