@@ -153,12 +153,12 @@ def run_slice(cfg: RealModelConfig, i: int, model: Path, out: Path) -> dict:
     max_steps = cfg.slice_max_steps[i] if cfg.slice_max_steps else cfg.max_steps
     eval_limit = cfg.slice_eval_limit[i] if cfg.slice_eval_limit else cfg.eval_limit
     limit = ["--limit", str(eval_limit)] if eval_limit else []
+    sft_args = cfg.sft_args + (["--max_steps", str(max_steps)] if max_steps else [])
     root = out / name
     timer = Timer(root / "timings.json")
     settings = root / "settings.json"  # what this slice ran with (slices may be run by separate invocations)
     if not settings.is_file():
         root.mkdir(parents=True, exist_ok=True)
-        sft_args = cfg.sft_args + (["--max_steps", str(max_steps)] if max_steps else [])
         settings.write_text(json.dumps({"sft_config": cfg.sft_config, "sft_args": sft_args, "eval_limit": eval_limit,
                                         "eval_args": cfg.eval_args, "eval_split": cfg.eval_split}, indent=2) + "\n")
     data, sft, base_run, tuned_run = root / "data", root / "sft", root / "eval-base", root / "eval-tuned"
@@ -172,7 +172,7 @@ def run_slice(cfg: RealModelConfig, i: int, model: Path, out: Path) -> dict:
     threads = ["--num_cpu_threads_per_process", str(os.cpu_count() or 1)]
     timer.step("sft", sft / "trainer_state.json", "accelerate", "launch", "--config_file", cfg.accelerate_config, *threads,
                "train/sft.py", "--config", cfg.sft_config, "--model_name_or_path", str(model), "--dataset_name", str(data),
-               "--output_dir", str(sft), *cfg.sft_args, *(["--max_steps", str(max_steps)] if max_steps else []))
+               "--output_dir", str(sft), *sft_args)
     timer.step("eval_tuned", tuned_run / "results.json", *eval_cmd, "--model", f"hf:{model}", "--peft", str(sft),
                "--out", str(tuned_run))
     timer.step("compare", root / "compare.json", "ledgerlm", "compare", str(base_run), str(tuned_run), "--by", "hint",

@@ -37,42 +37,43 @@ def _user(row):
     return next(m["content"] for m in row["messages"] if m["role"] == "user")
 
 
+def _solution_lines(rows, pattern):
+    """(row, line, match) for every worked-solution line the pattern matches."""
+    for row in rows:
+        for line in row["solution"].splitlines():
+            m = pattern.search(line)
+            if m:
+                yield row, line, m
+
+
 def test_shown_figures_are_on_the_prompts_rows_and_scale_exactly(rows):
     seen = 0
-    for row in rows:
+    for row, line, m in _solution_lines(rows, SHOWN):
+        seen += 1
         user = _user(row)
-        for line in row["solution"].splitlines():
-            m = SHOWN.match(line)
-            if not m:
-                continue
-            seen += 1
-            shown, base = int(m["shown"].replace(",", "")), int(m["base"].replace(",", ""))
-            assert shown * WORDS[m["word"]] == base, line
-            # the figure as shown is a whole number on a line of the prompt (the filer's row label may differ from the
-            # canonical label the solution names), and some report of the prompt is shown in that unit
-            # (tuple-list blocks write Python floats: 64000.0 for 64,000)
-            plain = m["shown"].replace(",", "")
-            assert (re.search(rf"(?<![\d,.]){re.escape(m['shown'])}(?![\d,])", user)
-                    or re.search(rf"(?<![\d.]){plain}\.0\)", user)), (row["id"], line)
-            assert f"(in {m['word']}s of" in user, (row["id"], line)
+        shown, base = int(m["shown"].replace(",", "")), int(m["base"].replace(",", ""))
+        assert shown * WORDS[m["word"]] == base, line
+        # the figure as shown is a whole number on a line of the prompt (the filer's row label may differ from the
+        # canonical label the solution names), and some report of the prompt is shown in that unit
+        # (tuple-list blocks write Python floats: 64000.0 for 64,000)
+        plain = m["shown"].replace(",", "")
+        assert (re.search(rf"(?<![\d,.]){re.escape(m['shown'])}(?![\d,])", user)
+                or re.search(rf"(?<![\d.]){plain}\.0\)", user)), (row["id"], line)
+        assert f"(in {m['word']}s of" in user, (row["id"], line)
     assert seen >= 20, f"only {seen} scaled figures in {len(rows)} rows"
 
 
 def test_unit_conversion_is_the_exact_quotient_then_half_away_from_zero(rows):
     seen = 0
-    for row in rows:
-        for line in row["solution"].splitlines():
-            m = QUOTIENT.search(line)
-            if not m:
-                continue
-            seen += 1
-            raw, div = Decimal(m["raw"].replace(",", "")), int(m["div"].replace(",", ""))
-            assert div == UNITS[m["unit"]], line
-            assert Decimal(m["exact"].replace(",", "")) == raw / div, line
-            half_up = (abs(raw / div) * 10 ** int(m["dec"]) + Decimal("0.5")).to_integral_value(rounding="ROUND_FLOOR")
-            expected = half_up / Decimal(10) ** int(m["dec"]) * (1 if raw >= 0 else -1)
-            assert Decimal(m["text"]) == expected, line
-            assert len(m["text"].split(".")[1] if "." in m["text"] else "") == int(m["dec"]), line
+    for _, line, m in _solution_lines(rows, QUOTIENT):
+        seen += 1
+        raw, div = Decimal(m["raw"].replace(",", "")), int(m["div"].replace(",", ""))
+        assert div == UNITS[m["unit"]], line
+        assert Decimal(m["exact"].replace(",", "")) == raw / div, line
+        half_up = (abs(raw / div) * 10 ** int(m["dec"]) + Decimal("0.5")).to_integral_value(rounding="ROUND_FLOOR")
+        expected = half_up / Decimal(10) ** int(m["dec"]) * (1 if raw >= 0 else -1)
+        assert Decimal(m["text"]) == expected, line
+        assert len(m["text"].split(".")[1] if "." in m["text"] else "") == int(m["dec"]), line
     assert seen >= 20, f"only {seen} unit conversions in {len(rows)} rows"
 
 

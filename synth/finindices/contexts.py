@@ -117,7 +117,7 @@ class Builder:
         self.groups = CompanyGroups(self.companies, seed=cfg.seed, n_slots=-(-cfg.num // len(cfg.hint_variants)),
                                     size=cfg.company_group)
         if hasattr(stores, "on_evict"):  # drop a company's memoised values and renderings with its store
-            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._splits], gone)
+            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._splits, self._fits], gone)
         self.cap_step = token_cap_step(counter, cfg.max_tokens)
 
     @classmethod

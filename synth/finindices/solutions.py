@@ -14,6 +14,7 @@ from decimal import Decimal
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
 from ledgerlm.synth.indices.compute import UNIT_SCALES
 from ledgerlm.synth.statements.periods import parse_report
+from ledgerlm.synth.statements.render import shown_scaled
 from ledgerlm.synth.statements.taxonomy import concept_info
 
 PHRASES = {
@@ -83,12 +84,8 @@ def _label(concept: str, language: str) -> str:
 
 def _as_shown(concept: str, value: float, scale: int, t: dict) -> str:
     """A fact as the reader finds it in the report, then in base units: `2,908,086 thousand = 2,908,086,000`
-    when the report is shown in thousands (per-share amounts and share counts are never scaled, as in render.py)."""
-    try:
-        kind = concept_info(concept).kind
-    except KeyError:
-        kind = "flow"
-    if scale == 1 or kind in ("per_share", "shares") or scale not in t["scale_words"]:
+    when the report is shown in thousands (the renderer's rule decides which figures the scale divides)."""
+    if scale == 1 or not shown_scaled(concept) or scale not in t["scale_words"]:
         return num(value)
     shown = Decimal(repr(float(value))) / scale
     if shown != shown.to_integral_value():  # the block was rendered at an exact scale, so this only guards odd inputs
@@ -96,19 +93,24 @@ def _as_shown(concept: str, value: float, scale: int, t: dict) -> str:
     return t["shown_as"].format(shown=f"{int(shown):,}", scale_word=t["scale_words"][scale], value=num(value))
 
 
-def _facts_by_report(values, language: str, only: set[str] | None = None, scales: dict[str, int] | None = None) -> list[str]:
-    t = PHRASES[language]
+def _facts_grouped(values, only: set[str] | None = None) -> dict[str, dict[str, float]]:
+    """report label -> {concept: value} of every fact the values read (first use order within a report)."""
     by_report: dict[str, dict] = {}
     for row in values:
         for v in row:
             for f in v.facts:
                 if only is None or f.report in only:
                     by_report.setdefault(f.report, {})[f.concept] = f.value
+    return by_report
+
+
+def _facts_by_report(values, language: str, only: set[str] | None = None, scales: dict[str, int] | None = None) -> list[str]:
+    t, scales = PHRASES[language], scales or {}
+    by_report = _facts_grouped(values, only)
     lines = []
     for report in sorted(by_report):
         lines.append(t["from"].format(report=report, scope=t["consolidated"]))
-        scale = (scales or {}).get(report, 1)
-        lines += [f"- {_label(c, language)} ({c}): {_as_shown(c, val, scale, t)}" for c, val in by_report[report].items()]
+        lines += [f"- {_label(c, language)} ({c}): {_as_shown(c, val, scales.get(report, 1), t)}" for c, val in by_report[report].items()]
     return lines
 
 
@@ -199,12 +201,8 @@ def _is_number(text: str) -> bool:
 def _compact(item, t: dict, language: str, choice, final: str, split_text: str, scales: dict[str, int] | None) -> str:
     """The compact worked solution: facts as shown (one line each, with their report), the period arithmetic, the
     index arithmetic where there is any, the unit conversion, the final answer."""
-    facts: dict[str, dict] = {}
-    for row in item.values:
-        for v in row:
-            for f in v.facts:
-                facts.setdefault(f.report, {})[f.concept] = f.value
-    lines = [f"{report} {_label(c, language)}: {_as_shown(c, val, (scales or {}).get(report, 1), t)}"
+    facts, scales = _facts_grouped(item.values), scales or {}
+    lines = [f"{report} {_label(c, language)}: {_as_shown(c, val, scales.get(report, 1), t)}"
              for report in sorted(facts) for c, val in facts[report].items()]
     lines += [split_text] if split_text else []
     periods = dict.fromkeys(s for row in item.values for v in row for s in _period_steps(v))

@@ -40,16 +40,17 @@ def _number(value: float | None) -> str:
     return f"({text})" if value < 0 else text
 
 
-def _kind(item: dict) -> str:
-    return _concept_kind(item.get("concept", ""))
-
-
 @functools.lru_cache(maxsize=None)
 def _concept_kind(concept: str) -> str:
     try:
         return concept_info(concept).kind
     except KeyError:
         return "flow"
+
+
+def shown_scaled(concept: str) -> bool:
+    """True when a block's unit scale divides this concept's figures (per-share amounts and share counts never are)."""
+    return _concept_kind(concept) not in ("per_share", "shares")
 
 
 def _row_label(item: dict, language: str) -> str:
@@ -84,7 +85,7 @@ def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
     out = []
     for item in stmt["items"]:
         value = item.get("value")
-        if value is not None and _kind(item) not in ("per_share", "shares"):
+        if value is not None and shown_scaled(item.get("concept", "")):
             value = value / scale
         out.append((_row_label(item, language), _number(value)))
     return out
@@ -137,7 +138,7 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     lines = [f"# {title}", f"# {units}"]
     for (label, _), item in zip(rows, stmt["items"]):
         value = item.get("value")
-        if value is not None and _kind(item) not in ("per_share", "shares"):
+        if value is not None and shown_scaled(item.get("concept", "")):
             value = round(value / scale, 6)
         lines.append(repr((label, stmt["period"], value)))
     return "\n".join(lines)
