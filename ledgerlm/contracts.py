@@ -113,9 +113,9 @@ class Row:
         for name, value in data.items():
             check = checkers.get(name)
             if check is not None:
-                problem = check(value, name)
+                problem = check(value)
                 if problem:
-                    raise InputError(_message(problem), path=here, field=problem[0])
+                    raise InputError(_message(problem), path=here, field=name + problem[0])
                 values[name] = value
         if cls.OPEN:
             values["extra"] = {k: data[k] for k in unknown}
@@ -285,9 +285,10 @@ def _check_roles(messages: list[Message], where: str | None) -> None:
 
 # ---------------------------------------------------------------- field checkers (built once per class)
 
-Problem = "tuple[str, str, Any]"  # (field path, message template with {v} for the value, the value): formatted only when raised
-Checker = Callable[[Any, str], "Problem | None"]
+Problem = "tuple[str, str, Any]"  # (path below the checked value, message template with {v} for the value, the value)
+Checker = Callable[[Any], "Problem | None"]  # formatted only when raised; paths are built only on failure
 _CACHE: dict[type, dict[str, Checker]] = {}
+_REQUIRED: dict[type, tuple[str, ...]] = {}
 
 
 def _checkers(cls: type) -> dict[str, Checker]:
@@ -299,8 +300,10 @@ def _checkers(cls: type) -> dict[str, Checker]:
 
 
 def _required(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls)
-                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    if cls not in _REQUIRED:
+        _REQUIRED[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    return _REQUIRED[cls]
 
 
 def _message(problem: Problem) -> str:
@@ -316,51 +319,55 @@ def _name(tp: Any) -> str:
 
 
 def _checker(tp: Any) -> Checker:
-    """A function that checks a JSON value against the annotation `tp` (None when it fits, else a Problem)."""
+    """A function that checks a JSON value against the annotation `tp`: None when it fits, else a Problem whose
+    path is relative to the value ("" = the value itself, "[2].value" = inside it; the caller prefixes the field)."""
     if tp is Any:
-        return lambda value, path: None
+        return lambda value: None
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (Union, types.UnionType):
         options = [_checker(a) for a in args]
         label = _describe_union(args)
+        simple = tuple(a for a in args if a in (str, bool, type(None)))  # options that are one isinstance test: tried first
 
-        def check_union(value: Any, path: str):
+        def check_union(value: Any):
+            if simple and isinstance(value, simple):
+                return None
             problems = []
             for option in options:
-                problem = option(value, path)
+                problem = option(value)
                 if problem is None:
                     return None
                 problems.append(problem)
             deepest = max(problems, key=lambda p: len(p[0]))  # a nested problem names its inner field
-            return deepest if deepest[0] != path else (path, "{v} is not " + label, value)
+            return deepest if deepest[0] else ("", "{v} is not " + label, value)
         return check_union
     if origin is Literal:
         allowed = args
         text = f"{{v}} is not one of {list(allowed)}"
-        return lambda value, path: None if value in allowed and isinstance(value, str) == isinstance(allowed[0], str) \
-            else (path, text, value)
+        return lambda value: None if value in allowed and isinstance(value, str) == isinstance(allowed[0], str) \
+            else ("", text, value)
     if origin is list:
         item = _checker(args[0]) if args else _checker(Any)
 
-        def check_list(value: Any, path: str):
+        def check_list(value: Any):
             if not isinstance(value, list):
-                return path, "{v} is not a list", value
+                return "", "{v} is not a list", value
             for i, element in enumerate(value):
-                problem = item(element, f"{path}[{i}]")
+                problem = item(element)
                 if problem:
-                    return problem
+                    return (f"[{i}]{problem[0]}", *problem[1:])
             return None
         return check_list
     if origin is dict:
         item = _checker(args[1]) if args else _checker(Any)
 
-        def check_dict(value: Any, path: str):
+        def check_dict(value: Any):
             if not isinstance(value, dict):
-                return path, "{v} is not an object", value
+                return "", "{v} is not an object", value
             for key, element in value.items():
-                problem = item(element, f"{path}.{key}")
+                problem = item(element)
                 if problem:
-                    return problem
+                    return (f".{key}{problem[0]}", *problem[1:])
             return None
         return check_dict
     if typing.is_typeddict(tp):
@@ -369,32 +376,32 @@ def _checker(tp: Any) -> Checker:
         required = tp.__required_keys__
         unknown_text = f"unknown key of a {tp.__name__} (known: {', '.join(fields)})"
 
-        def check_typeddict(value: Any, path: str):
+        def check_typeddict(value: Any):
             if not isinstance(value, dict):
-                return path, "{v} is not an object (" + tp.__name__ + ")", value
+                return "", "{v} is not an object (" + tp.__name__ + ")", value
             for key in required:
                 if key not in value:
-                    return f"{path}.{key}", f"missing key of a {tp.__name__}", None
+                    return f".{key}", f"missing key of a {tp.__name__}", None
             for key, element in value.items():
                 check = fields.get(key)
                 if check is None:
-                    return f"{path}.{key}", unknown_text, None
-                problem = check(element, f"{path}.{key}")
+                    return f".{key}", unknown_text, None
+                problem = check(element)
                 if problem:
-                    return problem
+                    return (f".{key}{problem[0]}", *problem[1:])
             return None
         return check_typeddict
     if tp is float:  # JSON has one number type: 3 is a valid float; true is not
-        return lambda value, path: None if isinstance(value, (int, float)) and not isinstance(value, bool) \
-            else (path, "{v} is not a number", value)
+        return lambda value: None if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else ("", "{v} is not a number", value)
     if tp is int:
-        return lambda value, path: None if isinstance(value, int) and not isinstance(value, bool) \
-            else (path, "{v} is not an integer", value)
+        return lambda value: None if isinstance(value, int) and not isinstance(value, bool) \
+            else ("", "{v} is not an integer", value)
     if tp is type(None):
-        return lambda value, path: None if value is None else (path, "{v} is not null", value)
+        return lambda value: None if value is None else ("", "{v} is not null", value)
     if isinstance(tp, type):
         text = "{v} is not " + _name(tp)
-        return lambda value, path: None if isinstance(value, tp) else (path, text, value)
+        return lambda value: None if isinstance(value, tp) else ("", text, value)
     raise TypeError(f"contracts: no checker for annotation {tp!r}")  # a programming error, caught by tests
 
 
@@ -425,19 +432,76 @@ def _show(value: Any) -> str:
 # ---------------------------------------------------------------- the one JSONL reader / writer
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG = 4096  # a message content at least this long is escaped paragraph by paragraph, each paragraph memoised
+_ESCAPED: dict[str, str] = {}  # paragraph -> its JSON-escaped text (synth prompts repeat rendered report blocks)
+_ESCAPED_LIMIT = 32_000_000  # characters the memo may hold; then it starts afresh
+_escaped_chars = 0
+_HOLE = "\x00ledgerlm-long-content-{}\x00"  # a placeholder in the row skeleton (NUL escapes as \u0000)
 
 
-def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool = False) -> str:
-    """One JSONL line (without the newline): UTF-8 text as is, lone surrogates (not encodable) as U+FFFD."""
-    data = row.to_dict() if isinstance(row, Row) else row
-    text = json.dumps(data, ensure_ascii=False, sort_keys=sort_keys, separators=(",", ":") if compact else None)
+def _clean(text: str) -> str:
+    """`text` with lone surrogates (the only text UTF-8 refuses) as U+FFFD: one C pass, ~4x faster than a regex scan."""
     if text.isascii():
         return text
     try:
-        text.encode("utf-8")  # lone surrogates are the only text UTF-8 refuses: one C pass, ~4x faster than the regex scan
+        text.encode("utf-8")
     except UnicodeEncodeError:
         return _SURROGATE.sub("\ufffd", text)
     return text
+
+
+def _escape_long(text: str) -> str:
+    """`json.dumps(text, ensure_ascii=False)` without the quotes, lone surrogates as U+FFFD, paragraph by paragraph:
+    JSON escapes each character on its own, so the escape of a text is the join of its pieces' escapes, and a
+    paragraph seen before (a rendered report block) costs a dict lookup instead of an escape."""
+    global _escaped_chars
+    memo, out = _ESCAPED, []
+    for para in text.split("\n\n"):
+        hit = memo.get(para)
+        if hit is None:
+            hit = _clean(json.encoder.encode_basestring(para)[1:-1])
+            if _escaped_chars > _ESCAPED_LIMIT:
+                memo.clear()
+                _escaped_chars = 0
+            memo[para] = hit
+            _escaped_chars += len(para)
+        out.append(hit)
+    return "\\n\\n".join(out)
+
+
+def _dumps_long(data: dict, messages: list, sort_keys: bool, separators) -> str | None:
+    """`dumps` of a row whose long message contents are escaped by `_escape_long` into a skeleton dumped with
+    placeholders; None when a placeholder would be ambiguous (the row itself holds one)."""
+    holes, skeleton_messages = [], []
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str) and len(content) >= _LONG:
+            skeleton_messages.append({**m, "content": _HOLE.format(len(holes))})
+            holes.append(content)
+        else:
+            skeleton_messages.append(m)
+    text = _clean(json.dumps({**data, "messages": skeleton_messages}, ensure_ascii=False, sort_keys=sort_keys,
+                             separators=separators))
+    for i, content in enumerate(holes):
+        marker = json.dumps(_HOLE.format(i))
+        if text.count(marker) != 1:
+            return None
+        text = text.replace(marker, '"' + _escape_long(content) + '"', 1)
+    return text
+
+
+def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool = False) -> str:
+    """One JSONL line (without the newline): UTF-8 text as is, lone surrogates (not encodable) as U+FFFD.
+    Long message contents are escaped paragraph by paragraph with a memo (`_escape_long`): the same bytes."""
+    data = row.to_dict() if isinstance(row, Row) else row
+    separators = (",", ":") if compact else None
+    messages = data.get("messages") if isinstance(data, dict) else None
+    if isinstance(messages, list) and any(isinstance(m, dict) and isinstance(m.get("content"), str)
+                                          and len(m["content"]) >= _LONG for m in messages):
+        text = _dumps_long(data, messages, sort_keys, separators)
+        if text is not None:
+            return text
+    return _clean(json.dumps(data, ensure_ascii=False, sort_keys=sort_keys, separators=separators))
 
 
 def iter_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None, *,

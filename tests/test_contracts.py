@@ -232,3 +232,29 @@ def test_numbered_rows_carry_their_file_line(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(SAMPLE) + "\n\n" + json.dumps({**SAMPLE, "id": "s2"}) + "\n", encoding="utf-8")
     assert [(n, s.id) for n, s in iter_jsonl(path, Sample, numbered=True)] == [(1, "s1"), (3, "s2")]
+
+
+_paragraph = st.text(alphabet=st.sampled_from(list("ab \n\n\"\\\t\x00\x1fé中\ud800\udfff")), max_size=30)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_paragraph, min_size=1, max_size=8), st.sampled_from(["", "content", "solution"]),
+       st.sampled_from([{}, {"sort_keys": True}, {"compact": True}]))
+def test_long_message_contents_serialize_as_one_json_dumps(paragraphs, placeholder, options):
+    """`dumps` escapes long message contents paragraph by paragraph with a memo (synth prompts repeat report blocks):
+    the line is the one `json.dumps` writes (lone surrogates as U+FFFD), also when the row holds the placeholder text."""
+    import re
+
+    from ledgerlm import contracts
+
+    hole = contracts._HOLE.format(0)
+    content = "\n\n".join(paragraphs) + "x" * contracts._LONG + "\n\n".join(reversed(paragraphs))
+    row = {**SAMPLE, "messages": [{"role": "system", "content": "s"},
+                                  {"role": "user", "content": (hole if placeholder == "content" else "") + content}],
+           "solution": hole if placeholder == "solution" else "sol"}
+    separators = (",", ":") if options.get("compact") else None
+    expected = re.sub("[\ud800-\udfff]", "\ufffd", json.dumps(row, ensure_ascii=False, sort_keys=bool(options.get("sort_keys")),
+                                                                separators=separators))
+    assert dumps(row, **options) == expected
+    assert dumps(row, **options) == expected  # paragraphs from the memo
+    assert contracts._ESCAPED

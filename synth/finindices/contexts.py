@@ -28,9 +28,9 @@ from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_spli
 from ledgerlm.synth.finindices.tokens import TokenCounter
 from ledgerlm.synth.indices.compute import compute
 from ledgerlm.synth.indices.concepts import concept_keys
-from ledgerlm.synth.indices.registry import accounting_standard, load_registry, may_derive
+from ledgerlm.synth.indices.registry import accounting_standard, load_registry, may_derive, period_kind
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
-from ledgerlm.synth.statements.render import render_statement
+from ledgerlm.synth.statements.render import render_statement, statement_rows
 from ledgerlm.synth.statements.store import FactStore, forget_frames
 
 STATEMENTS = ("balance", "income", "cashflow")
@@ -110,14 +110,16 @@ class Builder:
         self._values: dict = {}
         self._statements: dict = {}
         self._rendered: dict = {}
+        self._blocks: dict = {}  # (company, report, scope, statements, fmt, language, scale) -> block text
         self._splits: dict = {}  # (company, "splits") and (company, report, scope, statements) -> split factors
-        self._fits: dict = {}  # (company, axis, periods) -> eligible indices defined for those periods
+        self._fits: dict = {}  # (company, axis, period kinds) -> eligible indices defined for those periods
+        self._kinds: dict = {}  # periods -> {kind: one period of that kind}
         self._periods = PerCompany(self._period_candidates)
         self._series = PerCompany(self._series_candidates)
         self.groups = CompanyGroups(self.companies, seed=cfg.seed, n_slots=-(-cfg.num // len(cfg.hint_variants)),
                                     size=cfg.company_group)
         if hasattr(stores, "on_evict"):  # drop a company's memoised values and renderings with its store
-            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._splits, self._fits], gone)
+            stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._blocks, self._splits, self._fits], gone)
         self.cap_step = token_cap_step(counter, cfg.max_tokens)
 
     @classmethod
@@ -197,10 +199,13 @@ class Builder:
 
     def fitting(self, company: str, axis: str, periods: tuple[str, ...]) -> list[str]:
         """The eligible indices of `axis` defined for every one of `periods` (in eligible order), memoised."""
-        key = (company, axis, periods)
+        kinds = self._kinds.get(periods)
+        if kinds is None:  # `Index.accepts` depends only on the period's kind: one period of each kind decides
+            kinds = self._kinds[periods] = {period_kind(p): p for p in periods}
+        key = (company, axis, tuple(sorted(kinds)))
         hit = self._fits.get(key)
         if hit is None:
-            hit = self._fits[key] = [i for i in self.eligible(company, axis) if all(self.registry[i].accepts(p) for p in periods)]
+            hit = self._fits[key] = [i for i in self.eligible(company, axis) if all(self.registry[i].accepts(p) for p in kinds.values())]
         return hit
 
     def value(self, company: str, index_id: str, period: str):
@@ -389,16 +394,27 @@ class Builder:
 
     def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
                      scale: int = 1) -> str:
+        block_key = (company, report, scope, tuple(statements), fmt, language, scale)
+        hit = self._blocks.get(block_key)  # the same str object each time: its hash is computed once (token memo keys)
+        if hit is not None:
+            return hit
         parts = []
         for name in statements:
             # the JSON representation is the statement dict itself: the same text at every language and scale
             key = (company, report, name, scope, fmt) + ((language, scale) if fmt != "json" else ())
             if key not in self._rendered:
                 stmt = self.statement(company, report, name, scope)
-                self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language)
+                rows = None
+                if stmt is not None and fmt != "json":  # labels and figures: shared by the five table formats
+                    rows_key = (company, report, name, scope, "rows", language, scale)
+                    rows = self._rendered.get(rows_key)
+                    if rows is None:
+                        rows = self._rendered[rows_key] = statement_rows(stmt, scale=scale, language=language)
+                self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language, rows=rows)
             if self._rendered[key] is not None:
                 parts.append(self._rendered[key])
-        return STATEMENT_SEP.join(parts)
+        text = self._blocks[block_key] = STATEMENT_SEP.join(parts)
+        return text
 
     def company_splits(self, company: str) -> list[tuple[str, str]]:
         """`store.splits(company)`, memoised (it scans every cell's note)."""

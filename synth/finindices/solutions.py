@@ -9,6 +9,7 @@ Deficiency items say which report is missing and which facts of it the computati
 """
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
@@ -67,6 +68,23 @@ PHRASES = {
 }
 
 
+def _per_value(fn):
+    """Memoise a function of one IndexValue on the value itself: the builder caches values and reuses them across
+    samples, and a value is never changed once computed (the result is shared: callers only read it)."""
+    name = f"_memo_{fn.__name__}"
+
+    @functools.wraps(fn)
+    def wrapper(v):
+        memo = getattr(v, "__dict__", None)
+        if memo is None:
+            return fn(v)
+        hit = memo.get(name)
+        if hit is None:
+            hit = memo[name] = fn(v)
+        return hit
+    return wrapper
+
+
 def num(x: float) -> str:
     """A trace number: thousands separators, integers without decimals, others to 10 significant digits."""
     if float(x).is_integer():
@@ -119,6 +137,7 @@ def _exact(x: Decimal) -> str:
     return format(x.normalize(), ",f")
 
 
+@_per_value
 def _period_steps(v) -> list[str]:
     out = []
     for step in v.trace:
@@ -130,6 +149,7 @@ def _period_steps(v) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+@_per_value
 def _calc_steps(v) -> list[str]:
     out = []
     for step in v.trace:
@@ -214,6 +234,7 @@ def _compact(item, t: dict, language: str, choice, final: str, split_text: str, 
     return "\n".join(lines)
 
 
+@_per_value
 def consulted(v) -> tuple[set, set[str]]:
     """Reports and statements an IndexValue relied on: those of the facts it read, plus those it found a
     line *absent* from (an optional line counted as 0 is only right if the reader sees that report)."""

@@ -104,17 +104,27 @@ def _period_header(stmt: dict) -> str:
     return stmt["period"]
 
 
-def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = "en") -> str:
-    """The statement as text in one of FORMATS."""
+def _scale(scale: float) -> float:
+    scale = float(scale)
+    return int(scale) if scale.is_integer() else scale
+
+
+def statement_rows(stmt: dict, *, scale: float = 1, language: str = "en") -> list[tuple[str, str]]:
+    """(row label, shown figure) of every line: what the five table formats share (synth renders one statement
+    in several formats and passes these back as `rows`)."""
+    return _rows(stmt, _scale(scale), language)
+
+
+def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = "en", rows: list | None = None) -> str:
+    """The statement as text in one of FORMATS (`rows`: `statement_rows` of the same statement, scale and language)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="as")
     if fmt == "json":
         return json.dumps(stmt, ensure_ascii=False, indent=2)
-    scale = float(scale)
-    scale = int(scale) if scale.is_integer() else scale
+    scale = _scale(scale)
     title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt)
     item_word = "项目" if language == "zh" else "Item"
-    rows = _rows(stmt, scale, language)
+    rows = _rows(stmt, scale, language) if rows is None else rows
     if fmt == "html":
         attrs = " ".join(f'data-{k}="{html.escape(str(stmt.get(k, "")))}"' for k in ("company", "period", "statement", "scope", "unit"))
         body = "\n".join(f"    <tr><td>{html.escape(label)}</td><td>{value}</td></tr>" for label, value in rows)
