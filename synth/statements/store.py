@@ -304,15 +304,31 @@ class FactStore(StoreViews):
         key, memo = (company, scope, shown), self._restatement_memo
         if key not in memo:
             splits, by_report = self.splits(company), {}
-            for (s, concept, report), cell in self._company_cells(company).items():
-                if s != scope or self.kind_of(concept, company) not in ("per_share", "shares"):
-                    continue
+            for concept, report, cell in self._share_cells(company, scope):
                 if shown is not None and (concept_meta(concept)[0] or cell.statement) not in shown:
                     continue
                 filed = self.report_filed(company, report, scope) or cell.filed
                 if filed:
                     by_report.setdefault(report, set()).update(k for k, first_new in splits if filed < first_new)
             memo[key] = by_report
+        return memo[key]
+
+    def _share_cells(self, company: str, scope: str) -> list[tuple[str, ReportKey, Cell]]:
+        """(concept, report, cell) of every per-share value and share count of one company and scope, in cell order
+        (one scan, each concept's kind looked up once; memoised beside the restatements it serves)."""
+        key, memo = (company, scope, "share cells"), self._restatement_memo
+        if key not in memo:
+            kinds: dict[str, str] = {}
+            out = []
+            for (s, concept, report), cell in self._company_cells(company).items():
+                if s != scope:
+                    continue
+                kind = kinds.get(concept)
+                if kind is None:
+                    kind = kinds[concept] = self.kind_of(concept, company)
+                if kind in ("per_share", "shares"):
+                    out.append((concept, report, cell))
+            memo[key] = out
         return memo[key]
 
     def split_restatement(self, company: str, reports: Iterable[ReportKey | str], scope: str = "consolidated",

@@ -97,8 +97,32 @@ class StoreViews:
         return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
 
     def report_statement(self, company: str, report: ReportKey | str, statement: str, scope: str = "consolidated") -> dict:
-        """What one report shows for one statement: year-to-date flows, period-end stocks."""
-        return self.statement(company, parse_report(report).period, statement, scope)
+        """What one report shows for one statement: year-to-date flows, period-end stocks.
+
+        The same dict as `statement(company, report.period, ...)`, read straight from the report's cells: at a
+        report's own period every line is "as reported" (a stock at the period end is the report's balance, a flow,
+        per-share value or share count over the report's window is its year-to-date figure), so the period algebra
+        (`value`, with its worded steps) would only copy each cell. Many filers make this cold work per company
+        (issue 17); `tests/test_statements_report_view.py` holds it equal to `statement` on every report."""
+        company, r = self.resolve_company(company), parse_report(report)
+        if statement not in ("income", "balance", "cashflow", "equity"):
+            raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
+        items, units = [], Counter()
+        if self._visible(company, r):
+            cells = self.index.cells
+            for concept in self._statement_concepts(company, scope, statement):
+                cell = cells.get((company, scope, concept, r))
+                if cell is not None:
+                    items.append({"concept": concept, "label": cell.label or concept, "value": cell.value, "unit": cell.unit})
+                    units[cell.unit] += 1
+        p = r.period
+        if not items:
+            raise NotDerivable(
+                f"{company}: no {scope} {statement} statement can be derived for {p.label}",
+                company=company, period=p.label, missing=[p.end_report().label],
+            )
+        currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
+        return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
