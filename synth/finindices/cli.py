@@ -123,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)
             return 0
         manifest = dataset.merge(out, [out])
-    return _finish(out, manifest, args)
+    from ledgerlm.cli import exit_early  # the `ledgerlm` program leaves here, without freeing the builder's caches
+
+    return exit_early(_finish(out, manifest, args))
 
 
 def _finish(out: Path, manifest: dict, args: argparse.Namespace) -> int:

@@ -36,6 +36,7 @@ def loadavg() -> str:
 
 def child(argv: list[str], phases_path: str) -> int:
     """Run `ledgerlm synth ARGV` in this process, writing the CPU seconds of each phase to `phases_path`."""
+    import ledgerlm.cli as program
     from ledgerlm.synth.finindices import cli, contexts, dataset
 
     def cpu() -> tuple[float, float]:
@@ -57,13 +58,25 @@ def child(argv: list[str], phases_path: str) -> int:
                 phases[name + " (workers)"] = phases.get(name + " (workers)", 0.0) + (c1 - c0)
         return wrapper
 
+    def record() -> None:
+        if "total" not in phases:
+            phases["generate"] -= phases["warm"]  # warm runs inside generate (before the fork)
+            phases["total"] = sum(cpu())
+            Path(phases_path).write_text(json.dumps(phases))
+
+    def finish(*args, **kwargs):  # the summary is out: record the phases before the program leaves (exit_early)
+        try:
+            return finish_build(*args, **kwargs)
+        finally:
+            record()
+
+    finish_build, cli._finish = cli._finish, finish
     dataset.generate = timed("generate", dataset.generate)
     dataset.merge = timed("merge", dataset.merge)
     contexts.Builder.warm = timed("warm", contexts.Builder.warm)
+    program._PROCESS_ENTRY = True  # exactly as `ledgerlm synth ...` from a shell: leaves without freeing the caches
     rc = cli.main(argv)
-    phases["generate"] -= phases["warm"]  # warm runs inside generate (before the fork)
-    phases["total"] = sum(cpu())
-    Path(phases_path).write_text(json.dumps(phases))
+    record()
     return rc
 
 
