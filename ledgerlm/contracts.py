@@ -327,10 +327,13 @@ def _checker(tp: Any) -> Checker:
     if origin in (Union, types.UnionType):
         options = [_checker(a) for a in args]
         label = _describe_union(args)
-        simple = tuple(a for a in args if a in (str, bool, type(None)))  # options that are one isinstance test: tried first
+        # exact types some option accepts outright (a float option takes ints too; bool is never an int or float here):
+        # one set lookup first, the options one by one (subclasses, containers, errors) only when that fails
+        plain = {str: {str}, bool: {bool}, type(None): {type(None)}, int: {int}, float: {int, float}}
+        fast = frozenset(t for a in args for t in plain.get(a, ()))
 
         def check_union(value: Any):
-            if simple and isinstance(value, simple):
+            if type(value) in fast:
                 return None
             problems = []
             for option in options:

@@ -92,6 +92,7 @@ def num(x: float) -> str:
     return f"{x:,.2f}" if abs(x) >= 1e3 else f"{x:,.10g}"  # never e-notation in a worked solution
 
 
+@functools.lru_cache(maxsize=None)
 def _label(concept: str, language: str) -> str:
     try:
         info = concept_info(concept)
@@ -111,6 +112,16 @@ def _as_shown(concept: str, value: float, scale: int, t: dict) -> str:
     return t["shown_as"].format(shown=f"{int(shown):,}", scale_word=t["scale_words"][scale], value=num(value))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _shown_memo(concept: str, value: float, scale: int, language: str) -> str:
+    return _as_shown(concept, value, scale, PHRASES[language])
+
+
+def _shown(concept: str, value: float, scale: int, language: str) -> str:
+    """`_as_shown` in `language`, memoised (0.0 and -0.0 are equal keys but print differently: not memoised)."""
+    return _shown_memo(concept, value, scale, language) if value else _as_shown(concept, value, scale, PHRASES[language])
+
+
 def _facts_grouped(values, only: set[str] | None = None) -> dict[str, dict[str, float]]:
     """report label -> {concept: value} of every fact the values read (first use order within a report)."""
     by_report: dict[str, dict] = {}
@@ -128,7 +139,7 @@ def _facts_by_report(values, language: str, only: set[str] | None = None, scales
     lines = []
     for report in sorted(by_report):
         lines.append(t["from"].format(report=report, scope=t["consolidated"]))
-        lines += [f"- {_label(c, language)} ({c}): {_as_shown(c, val, scales.get(report, 1), t)}" for c, val in by_report[report].items()]
+        lines += [f"- {_label(c, language)} ({c}): {_shown(c, val, scales.get(report, 1), language)}" for c, val in by_report[report].items()]
     return lines
 
 
@@ -222,7 +233,7 @@ def _compact(item, t: dict, language: str, choice, final: str, split_text: str, 
     """The compact worked solution: facts as shown (one line each, with their report), the period arithmetic, the
     index arithmetic where there is any, the unit conversion, the final answer."""
     facts, scales = _facts_grouped(item.values), scales or {}
-    lines = [f"{report} {_label(c, language)}: {_as_shown(c, val, scales.get(report, 1), t)}"
+    lines = [f"{report} {_label(c, language)}: {_shown(c, val, scales.get(report, 1), language)}"
              for report in sorted(facts) for c, val in facts[report].items()]
     lines += [split_text] if split_text else []
     periods = dict.fromkeys(s for row in item.values for v in row for s in _period_steps(v))
