@@ -104,6 +104,16 @@ def _period_header(stmt: dict) -> str:
     return stmt["period"]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # row labels repeat across statements, periods and scales
+def _html_escape(text: str) -> str:
+    return html.escape(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _latex_escape(text: str) -> str:
+    return re.sub(r"([&%$#_])", r"\\\1", text)
+
+
 def _scale(scale: float) -> float:
     scale = float(scale)
     return int(scale) if scale.is_integer() else scale
@@ -127,11 +137,11 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     rows = _rows(stmt, scale, language) if rows is None else rows
     if fmt == "html":
         attrs = " ".join(f'data-{k}="{html.escape(str(stmt.get(k, "")))}"' for k in ("company", "period", "statement", "scope", "unit"))
-        body = "\n".join(f"    <tr><td>{html.escape(label)}</td><td>{value}</td></tr>" for label, value in rows)
+        body = "\n".join(f"    <tr><td>{_html_escape(label)}</td><td>{value}</td></tr>" for label, value in rows)
         return (f'<table {attrs} data-scale="{scale}">\n  <caption>{html.escape(title)} {html.escape(units)}</caption>\n'
                 f"  <thead><tr><th>{item_word}</th><th>{html.escape(period)}</th></tr></thead>\n  <tbody>\n{body}\n  </tbody>\n</table>")
     if fmt == "latex":
-        esc = lambda s: re.sub(r"([&%$#_])", r"\\\1", s)  # noqa: E731
+        esc = _latex_escape
         body = "\n".join(f"{esc(label)} & {value} \\\\" for label, value in rows)
         return (f"\\begin{{table}}[h]\n\\caption{{{esc(title)} {esc(units)}}}\n\\begin{{tabular}}{{lr}}\n\\toprule\n"
                 f"{item_word} & {esc(period)} \\\\\n\\midrule\n{body}\n\\bottomrule\n\\end{{tabular}}\n\\end{{table}}")
