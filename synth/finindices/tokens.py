@@ -212,29 +212,6 @@ class TokenCounter:
         return n
 
     def _count_segments(self, text: str) -> int:
-        """`count(text)` as the sum of its paragraphs' counts ('nl' family), each paragraph memoised, a new one
-        counted line by line (`_count_lines`): a paragraph ends with a blank line ("\n\n") before a character
-        that is neither whitespace nor `/`, one of the cuts `_count_lines` makes too, so the sum is the same.
-        A rendered statement (one paragraph in most formats) met again in another block costs one lookup."""
-        if self.family != "nl":
-            return self._count_lines(text)
-        total, memo = 0, self._memo
-        parts = text.split("\n\n")
-        piece = parts[0]
-        for nxt in parts[1:]:
-            if nxt and not nxt[0].isspace() and nxt[0] != "/":  # a provable cut after the blank line
-                piece += "\n\n"
-                n = memo.get(piece)
-                total += self._remember(piece, self._count_lines(piece), len(piece)) if n is None else n
-                piece = nxt
-            else:  # the newline run goes on, or whitespace / `/` follows: no cut here
-                piece += "\n\n" + nxt
-        if piece:
-            n = memo.get(piece)
-            total += self._remember(piece, self._count_lines(piece), len(piece)) if n is None else n
-        return total
-
-    def _count_lines(self, text: str) -> int:
         """`count(text)` as the sum of its lines' counts, each line memoised: `text` is cut at every provable
         boundary (`_cut_ok`, found by the family's regex in one pass), so a line that repeats anywhere in any
         prompt of the run (a row label, a figure, a template sentence) is encoded once."""
