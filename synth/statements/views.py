@@ -88,13 +88,7 @@ class StoreViews:
             label = next((f.label for f in d.inputs if f.label), concept)
             items.append({"concept": concept, "label": label, "value": d.value, "unit": d.unit})
             units[d.unit] += 1
-        if not items:
-            raise NotDerivable(
-                f"{company}: no {scope} {statement} statement can be derived for {p.label}",
-                company=company, period=p.label, missing=[p.end_report().label],
-            )
-        currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
-        return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
+        return _statement_dict(company, p, statement, scope, items, units)
 
     def report_statement(self, company: str, report: ReportKey | str, statement: str, scope: str = "consolidated") -> dict:
         """What one report shows for one statement: year-to-date flows, period-end stocks.
@@ -116,13 +110,7 @@ class StoreViews:
                     items.append({"concept": concept, "label": cell.label or concept, "value": cell.value, "unit": cell.unit})
                     units[cell.unit] += 1
         p = r.period
-        if not items:
-            raise NotDerivable(
-                f"{company}: no {scope} {statement} statement can be derived for {p.label}",
-                company=company, period=p.label, missing=[p.end_report().label],
-            )
-        currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
-        return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
+        return _statement_dict(company, p, statement, scope, items, units)
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
@@ -148,3 +136,14 @@ class StoreViews:
 def _cached_names(cls: type) -> frozenset[str]:
     """Names of every functools.cached_property of `cls` (and its bases): what a view must not inherit."""
     return frozenset(name for klass in cls.__mro__ for name, attr in vars(klass).items() if isinstance(attr, cached_property))
+
+
+def _statement_dict(company: str, p, statement: str, scope: str, items: list[dict], units: Counter) -> dict:
+    """The statement result shared by `statement` and `report_statement` (NotDerivable when no line is there)."""
+    if not items:
+        raise NotDerivable(
+            f"{company}: no {scope} {statement} statement can be derived for {p.label}",
+            company=company, period=p.label, missing=[p.end_report().label],
+        )
+    currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
+    return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
