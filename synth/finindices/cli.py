@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ledgerlm.cli import exit_early
 from ledgerlm.errors import InputError
 from ledgerlm.synth import macrolens_t3
 from ledgerlm.synth.finindices import dataset, ray_runner
@@ -123,9 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)
             return 0
         manifest = dataset.merge(out, [out])
-    from ledgerlm.cli import exit_early  # the `ledgerlm` program leaves here, without freeing the builder's caches
-
-    return exit_early(_finish(out, manifest, args))
+    return exit_early(_finish(out, manifest, args))  # the `ledgerlm` program leaves here, without freeing the builder's caches
 
 
 def _finish(out: Path, manifest: dict, args: argparse.Namespace) -> int:
