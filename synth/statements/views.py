@@ -76,8 +76,7 @@ class StoreViews:
     def statement(self, company: str, period: Period | str, statement: str, scope: str = "consolidated") -> dict:
         """One statement for any period (derived by the algebra), in DESIGN.md's machine-readable shape."""
         company, p = self.resolve_company(company), parse_period(period)
-        if statement not in ("income", "balance", "cashflow", "equity"):
-            raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
+        _check_statement(statement)
         candidates = self._statement_concepts(company, scope, statement)
         items, units = [], Counter()
         for concept in candidates:
@@ -99,8 +98,7 @@ class StoreViews:
         (`value`, with its worded steps) would only copy each cell. Many filers make this cold work per company
         (issue 17); `tests/test_statements_report_view.py` holds it equal to `statement` on every report."""
         company, r = self.resolve_company(company), parse_report(report)
-        if statement not in ("income", "balance", "cashflow", "equity"):
-            raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
+        _check_statement(statement)
         items, units = [], Counter()
         if self._visible(company, r):
             cells = self.index.cells
@@ -109,8 +107,7 @@ class StoreViews:
                 if cell is not None:
                     items.append({"concept": concept, "label": cell.label or concept, "value": cell.value, "unit": cell.unit})
                     units[cell.unit] += 1
-        p = r.period
-        return _statement_dict(company, p, statement, scope, items, units)
+        return _statement_dict(company, r.period, statement, scope, items, units)
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
@@ -136,6 +133,11 @@ class StoreViews:
 def _cached_names(cls: type) -> frozenset[str]:
     """Names of every functools.cached_property of `cls` (and its bases): what a view must not inherit."""
     return frozenset(name for klass in cls.__mro__ for name, attr in vars(klass).items() if isinstance(attr, cached_property))
+
+
+def _check_statement(statement: str) -> None:
+    if statement not in ("income", "balance", "cashflow", "equity"):
+        raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
 
 
 def _statement_dict(company: str, p, statement: str, scope: str, items: list[dict], units: Counter) -> dict:
