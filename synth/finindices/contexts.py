@@ -247,19 +247,31 @@ class Builder:
 
     __call__ = slot  # a Builder is the slot function of `dataset.generate`
 
-    def many(self, slots: range, stats: Stats) -> list[dict]:
-        """The kept rows of several slots, in slot order (`shards.run_shard` calls this once per shard). Each
+    def many(self, slots, stats: Stats) -> list[dict]:
+        """The kept rows of several slots (any iterable of slot indices), in the given order (`shards.run_shard` calls this once per shard). Each
         row is the same as `slot` makes; only the token cap runs once over all of them after they are
         written: interleaved with the Python work of writing, the tokenizer ran ~20 % slower (its tables
         fall out of the CPU caches)."""
         rows = [row for slot in slots for row in self._draft(slot, stats)]
         return run_steps([("token_cap", self.cap_step)], rows, stats)
 
+    def _opening(self, slot: int) -> tuple[random.Random, str, str]:
+        """Slot `slot`'s generator and its first two draws, paradigm and axis (drawn once per slot: the weights hold)."""
+        rng = random.Random(f"{self.cfg.seed}:{slot}")
+        return rng, _weighted(rng, self.cfg.paradigms), _weighted(rng, self.cfg.axes)
+
+    def affinity(self, slot: int) -> str:
+        """The company slot `slot` draws first (`draw_target`'s first draw): a scheduling hint only. `--num-proc`
+        gives each worker the slots of its own companies so a company's memoised values, renderings and token
+        counts are computed by one worker, not by every worker; a slot that retries with another company, or a
+        hint that ever drifted from `_draft`, costs time, never different output (each slot has its own generator)."""
+        rng, _, _ = self._opening(slot)
+        return rng.choice(self.groups.pool(slot) or self.companies)
+
     def _draft(self, slot: int, stats: Stats) -> list[dict]:
         """Slot `slot`'s rows before the token cap."""
-        rng = random.Random(f"{self.cfg.seed}:{slot}")
+        rng, paradigm, axis = self._opening(slot)
         variants = self.cfg.hint_variants
-        paradigm, axis = _weighted(rng, self.cfg.paradigms), _weighted(rng, self.cfg.axes)  # drawn once: weights hold
         for _ in range(self.cfg.max_attempts):
             try:
                 item = self.draw_target(rng, paradigm, axis, self.groups.pool(slot))
