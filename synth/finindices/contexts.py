@@ -247,13 +247,18 @@ class Builder:
 
     __call__ = slot  # a Builder is the slot function of `dataset.generate`
 
-    def many(self, slots, stats: Stats) -> list[dict]:
-        """The kept rows of several slots (any iterable of slot indices), in the given order (`shards.run_shard` calls this once per shard). Each
+    def many(self, slots, stats: Stats, *, tagged: bool = False) -> list:
+        """The kept rows of several slots (any iterable of slot indices), in the given order; `tagged`: as
+        (slot, row) pairs (`shards.run_shard` calls this once per shard, `affine` once per worker's part). Each
         row is the same as `slot` makes; only the token cap runs once over all of them after they are
         written: interleaved with the Python work of writing, the tokenizer ran ~20 % slower (its tables
         fall out of the CPU caches)."""
-        rows = [row for slot in slots for row in self._draft(slot, stats)]
-        return run_steps([("token_cap", self.cap_step)], rows, stats)
+        drafted = [(slot, row) for slot in slots for row in self._draft(slot, stats)]
+        kept = run_steps([("token_cap", self.cap_step)], [row for _, row in drafted], stats)
+        if not tagged:
+            return kept
+        slot_of = {id(row): slot for slot, row in drafted}  # the cap step keeps (mutates) the row objects it passes
+        return [(slot_of[id(row)], row) for row in kept]
 
     def _opening(self, slot: int) -> tuple[random.Random, str, str]:
         """Slot `slot`'s generator and its first two draws, paradigm and axis (drawn once per slot: the weights hold)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.finindices import shards
+from ledgerlm.synth.finindices import affine, shards
 from ledgerlm.synth.finindices.card import dataset_card
 from ledgerlm.synth.finindices.manifest import Counts, build_manifest
 from ledgerlm.synth.finindices.pipeline import Stats
@@ -60,7 +60,7 @@ def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots:
     if not todo:
         return 0
     if not progress:
-        shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select)
+        shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, affine_run=affine.run)
         return len(todo)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -73,7 +73,8 @@ def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots:
             kept[0] += stats.kept
             bar.update(task, advance=len(shards.shard_slots(k, num_slots, shard_size)), kept=kept[0])
 
-        shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, on_done=on_done)
+        shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, on_done=on_done,
+                          affine_run=affine.run)
     return len(todo)
 
 

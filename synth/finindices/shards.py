@@ -90,16 +90,21 @@ def _shard_rows(slot_fn: SlotFn, slots: range, stats: Stats) -> list[dict]:
 
 
 def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn) -> Stats:
-    rows_path, stats_path, done_path = _paths(out, k)
     stats, lines, metas = Stats(), [], []
     for row in _shard_rows(slot_fn, shard_slots(k, n_slots, shard_size), stats):
         lines.append(sample_line(row))
         metas.append(dumps(_meta(row)))
+    write_shard(out, k, lines, metas, stats)
+    return stats
+
+
+def write_shard(out: Path, k: int, lines: list[str], metas: list[str], stats: Stats) -> None:
+    """Shard k's rows, meta sidecar and stats, each written atomically, then its completion marker."""
+    rows_path, stats_path, done_path = _paths(out, k)
     _atomic_write(rows_path, "".join(line + "\n" for line in lines))
     _atomic_write(rows_path.with_suffix(".meta"), "".join(line + "\n" for line in metas))
     _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
     _atomic_write(done_path, "")
-    return stats
 
 
 def _worker(args: tuple) -> tuple[int, dict]:
@@ -133,11 +138,14 @@ def discard_failed_start(out: Path) -> None:
 
 
 def run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num_proc: int = 1,
-               select: tuple[int, int] = (0, 1), on_done: Callable[[int, Stats], None] | None = None) -> None:
+               select: tuple[int, int] = (0, 1), on_done: Callable[[int, Stats], None] | None = None,
+               affine_run: Callable | None = None) -> None:
     """Generate every pending shard of this job, in `num_proc` forked processes; `on_done(k, stats)` per shard.
-    A single job (select 0/1) that fails before its first shard is done leaves no resume state behind."""
+    With `affine_run` (`affine.run`) and a slot function that has `affinity`, the workers are company-affine;
+    otherwise each worker takes whole shards in turn. A single job (select 0/1) that fails before its first
+    shard is done leaves no resume state behind."""
     try:
-        _run_shards(out, slot_fn, n_slots, shard_size, num_proc=num_proc, select=select, on_done=on_done)
+        _run_shards(out, slot_fn, n_slots, shard_size, num_proc=num_proc, select=select, on_done=on_done, affine_run=affine_run)
     except BaseException:
         if select[1] == 1:  # job-array members share the folder: another member's start is not ours to remove
             discard_failed_start(out)
@@ -145,7 +153,7 @@ def run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num
 
 
 def _run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, num_proc: int,
-                select: tuple[int, int], on_done: Callable[[int, Stats], None] | None) -> None:
+                select: tuple[int, int], on_done: Callable[[int, Stats], None] | None, affine_run: Callable | None) -> None:
     global _SLOT_FN
     todo = pending_shards(out, n_slots, shard_size, select)
     if num_proc <= 1 or len(todo) <= 1:
@@ -153,6 +161,9 @@ def _run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, nu
             stats = run_shard(out, k, n_slots, shard_size, slot_fn)
             if on_done:
                 on_done(k, stats)
+        return
+    if affine_run is not None and getattr(slot_fn, "affinity", None) is not None:
+        affine_run(out, slot_fn, todo, n_slots, shard_size, num_proc, on_done)  # company-affine workers (affine.py)
         return
     _SLOT_FN = slot_fn
     warm = getattr(slot_fn, "warm", None)  # stores the workers will need: loaded once here, shared copy-on-write

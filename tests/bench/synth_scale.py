@@ -8,8 +8,9 @@ Each build is one `ledgerlm synth` process (the CLI's own `main`, run by this fi
 only wraps the phases to time them): CPU seconds of the process and its workers from wait4, and inside
 it, per phase, the parent's CPU (`time.process_time`) and the reaped workers' (`RUSAGE_CHILDREN`):
   start-up  interpreter, imports, config, Builder (registry, tokenizer, store index) - serial
-  warm      stores / per-company tables loaded before the workers fork (only with --num-proc > 1) - serial
-  generate  every shard: drafts, token cap, contract check, shard files (workers' CPU with --num-proc > 1)
+  warm      0 since company-affine workers (affine.py) load their own companies' stores - serial
+  generate  every shard: drafts, token cap, contract check, shard files (with --num-proc > 1 the workers' CPU plus
+            the parent's: planning, receiving rows, writing shard files)
   merge     shard files -> train/dev/test.jsonl, manifest, card - serial
 The store cache is built first and not timed. The ratios to read on a loaded machine are the CPU ones;
 the wall-clock ratio is only meaningful when the load average stays below the core count.
@@ -73,7 +74,8 @@ def child(argv: list[str], phases_path: str) -> int:
     finish_build, cli._finish = cli._finish, finish
     dataset.generate = timed("generate", dataset.generate)
     dataset.merge = timed("merge", dataset.merge)
-    contexts.Builder.warm = timed("warm", contexts.Builder.warm)
+    if hasattr(contexts.Builder, "warm"):
+        contexts.Builder.warm = timed("warm", contexts.Builder.warm)
     program._PROCESS_ENTRY = True  # exactly as `ledgerlm synth ...` from a shell: leaves without freeing the caches
     rc = cli.main(argv)
     record()
@@ -146,20 +148,22 @@ def main() -> int:
     serial1 = one["cpu"] - p1["generate"]  # start-up, merge and the rest: the same work in both runs
     serial2 = two["cpu"] - p2["generate"]  # ... plus the warm-up before the fork
     g1, g2 = p1["generate"], p2["generate"]
-    dup = max(0.0, g2 - g1)  # what 2 workers spend beyond 1: each refills its memos (values, renderings, token counts), fork, copy-on-write
+    dup = max(0.0, g2 - g1)  # what 2 workers spend beyond 1: memos of the company that straddles the cut, fork, sending rows back
     projected2 = serial2 + g2 / 2  # wall on 2 free cores: serial parts + the workers' CPU shared out evenly
     print(f"GOAL 1 ratio         samples/s 2 procs / 1 proc = {one['wall'] / two['wall']:.2f} wall-clock (goal >= 1.70; "
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate))")
     print(f"serial parts         start-up {p2['start-up']:.2f} s + warm {p2['warm']:.2f} s + merge {p2['merge']:.2f} s + other "
           f"{serial2 - p2['start-up'] - p2['warm'] - p2['merge']:.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
-          f"-> duplicated per worker F = {dup:.2f} s CPU")
-    # a model, not a measurement: P workers each refill the memos (F, the most a worker can redo: an upper bound),
-    # the rest of generate (G1 - F) splits evenly, start-up + warm + merge stay serial
+          f"-> extra CPU of 2 company-affine workers D = {dup:.2f} s")
+    # a model, not a measurement: company-affine workers (affine.py) redo only the memos of the companies that straddle a
+    # cut between two workers, at most P - 1 of them, each about what the one straddler costs at P = 2 (D): valid while
+    # the input has many more companies than workers (a bulk input; the 5 embedded filers cannot feed 16 workers
+    # without splitting every company). Start-up + merge stay serial.
     for procs in (2, 16, 64):
-        t = serial2 + (g1 - dup) / procs + dup
-        print(f"extrapolated P={procs:<3}    efficiency {one['cpu'] / (procs * t):.2f}  (model T(P) = serial + (G1 - F) / P + F = "
-              f"{t:.1f} s for {args.num} samples; P free cores; measured parts above)")
+        t = serial2 + (g1 + (procs - 1) * dup) / procs
+        print(f"extrapolated P={procs:<3}    efficiency {one['cpu'] / (procs * t):.2f}  (model T(P) = serial + (G1 + (P - 1) D) / P = "
+              f"{t:.1f} s for {args.num} samples; P free cores, companies >> P; measured parts above)")
     print(f"tokenize alone       {floor:.1f} s CPU ({tokens / max(floor, 1e-9) / 1e6:.2f} M tokens/s), every emitted prompt from scratch")
     print(f"GOAL 2 ratio         end-to-end CPU / tokenize-alone CPU = {one['cpu'] / floor:.2f}  (goal <= 0.70; "
           f"{one['cpu']:.1f} s / {floor:.1f} s, 1 process, includes start-up and merge; generate alone {g1 / floor:.2f})")

@@ -1,0 +1,117 @@
+"""Company-affine workers (`synth/finindices/affine.py`): same bytes as one process, each company's slots
+on one worker, worker errors and deaths surface in the parent and the run resumes.
+
+    python -m pytest tests/test_synth_affine.py -q
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.finindices import affine, dataset
+from ledgerlm.synth.finindices.pipeline import Stats
+from ledgerlm.synth.finindices.split import assign_splits
+
+COMPANIES = ["AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG"]
+SPLITS = assign_splits(COMPANIES, seed=3)
+FP = {"seed": 3, "num": 300, "shard_size": 7, "hint_variants": ["hint", "no_hint"], "tokenizer": "fake", "max_tokens": 10}
+
+
+class FakeBuilder:
+    """A slot function with `affinity`, like contexts.Builder: slot i's rows depend on i only. `log` (a folder)
+    records which process drafted which company; `fail_at` raises or kills the worker at that slot."""
+
+    def __init__(self, affinity=None, log: Path | None = None, fail_at: int | None = None, kill: bool = False):
+        self.log, self.fail_at, self.kill = log, fail_at, kill
+        if affinity is not None:
+            self.affinity = affinity
+
+    def company(self, slot: int) -> str:
+        return random.Random(f"3:{slot}").choice(COMPANIES)
+
+    def __call__(self, slot: int, stats: Stats) -> list[dict]:
+        if slot == self.fail_at and multiprocessing.parent_process() is not None:  # only inside a worker
+            if self.kill:
+                os._exit(3)
+            raise InputError("bad facts for this slot", path=f"slot-{slot}.json")
+        company = self.company(slot)
+        if self.log is not None:
+            with open(self.log / f"{os.getpid()}.log", "a") as f:
+                f.write(company + "\n")
+        if slot % 11 == 5:
+            stats.drop("no_derivable_target", 2)
+            return []
+        base = {"paradigm": "single", "axis": "domain", "company": company, "split": SPLITS[company],
+                "target_periods": [f"FY{2018 + slot % 5}"], "indices": ["x"], "context_periods": ["FY2020"], "traps": [],
+                "context_formats": ["json"], "answer_format": "number", "unit": "millions", "decimals": 2,
+                "messages": [{"role": "user", "content": f"q{slot} {company}"}], "answer": float(slot % 13),
+                "solution": "s", "n_tokens": 3, "tokenizer": "fake", "provenance": [], "language": "en"}
+        stats.kept += 2
+        return [dict(base, id=f"s{slot}-{v}", hint=v == "h") for v in ("h", "n")]
+
+
+def build(out: Path, fn, num_proc: int) -> dict:
+    dataset.generate(out, FP, fn, num_slots=150, shard_size=7, num_proc=num_proc, progress=False)
+    dataset.merge(out, [out])
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir()) if p.is_file()}
+
+
+def test_affine_workers_write_the_bytes_of_one_process(tmp_path):
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    fn = FakeBuilder(affinity=plain.company)
+    assert build(tmp_path / "two", fn, 2) == one
+    assert build(tmp_path / "three", fn, 3) == one
+    # a wrong hint (not the company the slot draws) costs time, never bytes
+    assert build(tmp_path / "wrong", FakeBuilder(affinity=lambda s: str(s % 4)), 2) == one
+
+
+def test_each_company_is_drafted_by_one_worker_except_at_the_cuts(tmp_path):
+    log = tmp_path / "log"
+    log.mkdir()
+    plain = FakeBuilder()
+    build(tmp_path / "out", FakeBuilder(affinity=plain.company, log=log), 2)
+    workers_of = {}
+    for path in log.glob("*.log"):
+        for company in set(path.read_text().split()):
+            workers_of.setdefault(company, set()).add(path.stem)
+    assert len(list(log.glob("*.log"))) == 2
+    shared = [c for c, pids in workers_of.items() if len(pids) > 1]
+    # 7 companies over 2 workers: one company straddles the cut; epochs may move the cut to a neighbour at most
+    assert len(shared) <= 2, workers_of
+    assert len(workers_of) == len(COMPANIES)
+
+
+def test_plan_balances_and_keeps_companies_together():
+    slots = list(range(1000))
+    owner = affine.plan(slots, lambda s: f"C{s % 5}", 2)
+    assert Counter(owner.values()) == {0: 500, 1: 500}
+    split = [c for c in range(5) if len({owner[s] for s in slots if s % 5 == c}) > 1]
+    assert split == [2]
+
+
+def test_a_worker_error_stops_the_run_with_its_message_and_no_process_left(tmp_path):
+    plain = FakeBuilder()
+    with pytest.raises(InputError, match="bad facts for this slot") as err:
+        build(tmp_path / "bad", FakeBuilder(affinity=plain.company, fail_at=40), 2)
+    assert "slot-40.json" in str(err.value)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_killed_worker_is_reported_and_the_rerun_resumes_to_the_same_bytes(tmp_path):
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "killed"
+    with pytest.raises(affine.WorkerFailed, match="exit code 3"):
+        build(out, FakeBuilder(affinity=plain.company, fail_at=100, kill=True), 2)
+    assert multiprocessing.active_children() == []
+    done = len(list(dataset.work_dir(out).joinpath("shards").glob("*.done")))
+    assert 0 < done < 22  # shards before the kill were kept, the rest are redone
+    assert build(out, FakeBuilder(affinity=plain.company), 2) == one
