@@ -73,7 +73,7 @@ def test_affine_workers_write_the_bytes_of_one_process(tmp_path):
     assert build(tmp_path / "wrong", FakeBuilder(affinity=lambda s: str(s % 4)), 2) == one
 
 
-def test_each_company_is_drafted_by_one_worker_except_at_the_cuts(tmp_path):
+def test_each_company_is_drafted_by_one_worker(tmp_path):
     log = tmp_path / "log"
     log.mkdir()
     plain = FakeBuilder()
@@ -83,18 +83,47 @@ def test_each_company_is_drafted_by_one_worker_except_at_the_cuts(tmp_path):
         for company in set(path.read_text().split()):
             workers_of.setdefault(company, set()).add(path.stem)
     assert len(list(log.glob("*.log"))) == 2
-    shared = [c for c, pids in workers_of.items() if len(pids) > 1]
-    # 7 companies over 2 workers: one company straddles the cut; epochs may move the cut to a neighbour at most
-    assert len(shared) <= 2, workers_of
+    assert all(len(pids) == 1 for pids in workers_of.values()), workers_of  # 150 slots: one epoch, no re-deal
     assert len(workers_of) == len(COMPANIES)
 
 
-def test_plan_balances_and_keeps_companies_together():
-    slots = list(range(1000))
-    owner = affine.plan(slots, lambda s: f"C{s % 5}", 2)
-    assert Counter(owner.values()) == {0: 500, 1: 500}
-    split = [c for c in range(5) if len({owner[s] for s in slots if s % 5 == c}) > 1]
-    assert split == [2]
+def test_owners_are_dealt_by_cost_largest_first():
+    assert affine.even_cut(["E", "A", "C", "B", "D"], 2) == {"A": 0, "B": 0, "C": 0, "D": 1, "E": 1}
+    costs = {"A": 10.0, "B": 9.0, "C": 1.0, "D": 1.0, "E": 1.0, "F": 1.0}
+    owners = affine.deal(costs, 2, {"G": 1})
+    assert owners["A"] != owners["B"] and owners["G"] == 1
+    load = [sum(c for k, c in costs.items() if owners[k] == w) for w in (0, 1)]
+    assert sorted(load) == [11.0, 12.0]
+
+
+def test_real_builder_moves_slots_to_owners_and_writes_the_bytes_of_one_process(tmp_path, monkeypatch):
+    """The synth Builder: attempts on another worker's company move there (Moved); every company's index values
+    are computed by its owner only, and the dataset is the bytes of one process."""
+    from ledgerlm.synth.finindices import cli, contexts
+
+    log = tmp_path / "log"
+    log.mkdir()
+    value = contexts.Builder.value
+
+    def logged(self, company, index_id, period):
+        if multiprocessing.parent_process() is not None:
+            with open(log / f"{os.getpid()}.log", "a") as f:
+                f.write(company + "\n")
+        return value(self, company, index_id, period)
+
+    args = ["--num", "240", "--no-progress"]
+    assert cli.main(args + ["--out", str(tmp_path / "one")]) == 0
+    monkeypatch.setattr(contexts.Builder, "value", logged)
+    assert cli.main(args + ["--out", str(tmp_path / "three"), "--num-proc", "3"]) == 0
+    files = ("train.jsonl", "dev.jsonl", "test.jsonl", "manifest.json")
+    digest = lambda d: [hashlib.sha256((d / f).read_bytes()).hexdigest() for f in files]  # noqa: E731
+    assert digest(tmp_path / "one") == digest(tmp_path / "three")
+    workers_of = {}
+    for path in log.glob("*.log"):
+        for company in set(path.read_text().split()):
+            workers_of.setdefault(company, set()).add(path.stem)
+    assert len(list(log.glob("*.log"))) == 3 and len(workers_of) >= 10
+    assert all(len(pids) == 1 for pids in workers_of.values()), workers_of  # 120 slots: one epoch, no re-deal
 
 
 def test_a_worker_error_stops_the_run_with_its_message_and_no_process_left(tmp_path):

@@ -4,23 +4,28 @@
 
 Most of a slot's cost is memoised per company (index values, statements, rendered blocks, their token
 counts). Workers that take whole shards in turn each refill every company's memos: with two workers about
-a third of the run's CPU was done twice. Here each worker drafts only the slots of its own companies:
-the slot function's `affinity(slot)` names the company a slot draws first, and every shard is cut into
-per-worker parts. The rows of a shard are put back in slot order by this (parent) process, which writes
-the shard files, stats and completion marker exactly as `shards.run_shard` does, so the output is the
-same bytes as one process (each slot has its own generator; affinity only decides who computes it).
+a third of the run's CPU was done twice. Here every company has one owner worker, and a company's costly
+work (its index values, and everything written from them) is done by its owner only:
 
-Planning is per epoch of consecutive shards (`EPOCH_SHARDS` per worker): the epoch's slots are sorted by
-(company, slot) and cut into P equal runs, so each worker gets a balanced share of every epoch (workers
-move through the shards together and the parent holds only about two epochs of rows) and a company
-keeps its worker from one epoch to the next; at most P - 1 companies straddle a cut and are computed by
-two workers. With company groups (many filers) an epoch draws from one group, so the same holds there.
+- a slot starts at the owner of the company it draws first (`affinity(slot)`);
+- a slot's attempt that reaches the values of a company another worker owns stops there (`Moved`: the
+  generator state at the attempt's start) and this process sends it on to the owner, which goes on from
+  that state: the draws, hence the rows, are exactly those of one process;
+- owners start as an even cut of the companies; once the first epoch is done they are re-dealt once by the
+  CPU seconds each company actually cost (largest first, to the least loaded worker), so the workers stay
+  balanced when a few rich filers yield most rows.
+
+This (parent) process puts each shard's rows back in slot order and writes the shard files, stats and
+completion marker exactly as `shards.run_shard` does, so the output is the same bytes as one process.
+Shards are handed out in epochs (`EPOCH_SHARDS` per worker, two epochs in flight) so the parent holds
+little; moved slots go first in a worker's queue so a shard is never held up behind new work.
 """
 from __future__ import annotations
 
 import multiprocessing
 import pickle
 import traceback
+from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable
@@ -29,36 +34,62 @@ from ledgerlm.contracts import dumps
 from ledgerlm.synth.finindices import shards
 from ledgerlm.synth.finindices.pipeline import Stats
 
-EPOCH_SHARDS = 8  # shards per worker in one planning epoch
+EPOCH_SHARDS = 8  # shards per worker in one epoch
 
 
 class WorkerFailed(RuntimeError):
     """A worker process died without reporting an error (killed, out of memory)."""
 
 
-def plan(slots: list[int], affinity: Callable[[int], str], procs: int) -> dict[int, int]:
-    """slot -> worker: the slots ordered by (company, slot) and cut into `procs` runs of (almost) equal length."""
-    keyed = sorted(slots, key=lambda s: (affinity(s), s))
-    return {s: i * procs // len(keyed) for i, s in enumerate(keyed)}
+def deal(costs: dict[str, float], procs: int, owners: dict[str, int]) -> dict[str, int]:
+    """company -> worker: the costliest company first, each to the worker with the least cost so far
+    (companies not seen yet keep their owner)."""
+    load, out = [0.0] * procs, dict(owners)
+    for company in sorted(costs, key=lambda c: (-costs[c], c)):
+        w = min(range(procs), key=lambda i: (load[i], i))
+        out[company] = w
+        load[w] += costs[company]
+    return out
 
 
-def tagged_rows(slot_fn: shards.SlotFn, slots: list[int], stats: Stats) -> list[tuple[int, dict]]:
-    """(slot, row) of the kept rows of `slots`, in the given order: one `many(..., tagged=True)` call where the
-    slot function offers it (the synth Builder caps a whole part's prompts in one pass), else slot by slot."""
-    many = getattr(slot_fn, "many", None)
-    if many is not None:
-        return many(slots, stats, tagged=True)
-    return [(slot, row) for slot in slots for row in slot_fn(slot, stats)]
+def even_cut(companies: list[str], procs: int) -> dict[str, int]:
+    """company -> worker before any cost is known: the sorted companies cut into `procs` runs."""
+    ordered = sorted(set(companies))
+    return {c: i * procs // len(ordered) for i, c in enumerate(ordered)}
 
 
-def _work(conn) -> None:
-    """Worker loop (in a forked child): receive (shard, slots), send back (shard, [(slot, row line, meta line)], stats)."""
-    slot_fn = shards._SLOT_FN
+def _part(slot_fn, items: list, stats: Stats, costs: dict) -> tuple[list, list]:
+    """(kept (slot, row) pairs, moved slots) of one task: the slot function's `part` where it has one
+    (contexts.Builder), else slot by slot (nothing ever moves)."""
+    part = getattr(slot_fn, "part", None)
+    if part is not None:
+        return part(items, stats, costs)
+    return [(slot, row) for slot in items for row in slot_fn(slot, stats)], []
+
+
+def _work(inbox, conn, me: int) -> None:
+    """Worker loop (in a forked child). In (`inbox`, a queue: the parent never blocks sending): ("owners", map),
+    ("task", shard, items, moved) and None to stop. Out (`conn`), per task:
+    ("part", shard, [(slot, row line, meta line)], stats, moved [(company, slot, resume)], costs)."""
+    slot_fn, owners = shards._SLOT_FN, {}
+    if hasattr(slot_fn, "owns"):
+        slot_fn.owns = lambda company: owners.get(company, me) == me
+    urgent, normal = deque(), deque()
     try:
-        for k, slots in iter(conn.recv, None):
-            stats = Stats()
-            part = [(slot, shards.sample_line(row), dumps(shards._meta(row))) for slot, row in tagged_rows(slot_fn, slots, stats)]
-            conn.send(("part", k, part, stats.as_dict()))
+        while True:
+            while not (urgent or normal) or not inbox.empty():
+                msg = inbox.get()
+                if msg is None:
+                    return
+                if msg[0] == "owners":
+                    owners.update(msg[1])
+                else:
+                    (urgent if msg[3] else normal).append(msg)
+            _, k, items, _moved_here = (urgent or normal).popleft()
+            stats, costs = Stats(), {}
+            kept, moved = _part(slot_fn, items, stats, costs)
+            rows = [(slot, shards.sample_line(row), dumps(shards._meta(row))) for slot, row in kept]
+            conn.send(("part", k, rows, stats.as_dict(), moved, costs))
     except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which raises it
         try:
             payload = pickle.dumps(err)
@@ -69,67 +100,127 @@ def _work(conn) -> None:
         conn.close()
 
 
+class _Run:
+    """The parent's side: hands out epochs, forwards moved slots, re-deals owners once, writes shards."""
+
+    def __init__(self, out: Path, slot_fn, todo: list[int], n_slots: int, shard_size: int, procs: int, on_done):
+        self.out, self.slot_fn, self.n_slots, self.shard_size, self.procs, self.on_done = out, slot_fn, n_slots, shard_size, procs, on_done
+        size = EPOCH_SHARDS * procs
+        self.epochs = [todo[i:i + size] for i in range(0, len(todo), size)]
+        self.epoch_of = {k: e for e, ks in enumerate(self.epochs) for k in ks}
+        self.left = [len(ks) for ks in self.epochs]  # shards of each epoch not yet written
+        self.pending: dict[int, int] = {}  # shard -> tasks still out
+        self.rows: dict[int, list] = {}
+        self.stats: dict[int, Stats] = {}
+        self.owners: dict[str, int] = {}
+        self.costs: dict[str, float] = {}
+        self.conns: list = []  # results from each worker
+        self.inboxes: list = []  # tasks to each worker
+
+    def slots(self, k: int) -> range:
+        return shards.shard_slots(k, self.n_slots, self.shard_size)
+
+    def send_owners(self) -> None:
+        for inbox in self.inboxes:
+            inbox.put(("owners", dict(self.owners)))
+
+    def send_epoch(self, e: int) -> None:
+        first = {s: self.slot_fn.affinity(s) for k in self.epochs[e] for s in self.slots(k)}
+        new = [c for c in dict.fromkeys(first.values()) if c not in self.owners]
+        if new:
+            self.owners.update(even_cut(new, self.procs) if not self.owners else {c: least_owning(self.owners, self.procs) for c in new})
+            self.send_owners()
+        for k in self.epochs[e]:
+            by_worker: dict[int, list] = {}
+            for s in self.slots(k):
+                by_worker.setdefault(self.owners[first[s]], []).append(s)
+            self.pending[k], self.rows[k], self.stats[k] = 0, [], Stats()
+            for w, items in sorted(by_worker.items()):
+                self.task(w, k, items, moved=False)
+            if not by_worker:
+                self.finish(k)
+
+    def task(self, w: int, k: int, items: list, moved: bool) -> None:
+        self.pending[k] += 1
+        self.inboxes[w].put(("task", k, items, moved))
+
+    def receive(self, w: int, msg: tuple) -> None:
+        _, k, rows, stats, moved, costs = msg
+        self.rows[k] += rows
+        self.stats[k].add(Stats.from_dict(stats))
+        for company, cost in costs.items():
+            self.costs[company] = self.costs.get(company, 0.0) + cost
+        onward: dict[int, list] = {}
+        for company, slot, resume in moved:
+            if company not in self.owners:
+                self.owners[company] = least_owning(self.owners, self.procs)
+                self.send_owners()
+            onward.setdefault(self.owners[company], []).append((slot, resume, company))
+        for to, items in sorted(onward.items()):
+            self.task(to, k, items, moved=True)
+        self.pending[k] -= 1
+        if self.pending[k] == 0:
+            self.finish(k)
+
+    def finish(self, k: int) -> None:
+        rows = sorted(self.rows.pop(k), key=lambda r: r[0])  # stable: a slot's rows keep their order
+        shards.write_shard(self.out, k, [line for _, line, _ in rows], [meta for _, _, meta in rows], self.stats[k])
+        del self.pending[k]
+        if self.on_done:
+            self.on_done(k, self.stats.pop(k))
+        else:
+            del self.stats[k]
+        e = self.epoch_of[k]
+        self.left[e] -= 1
+        if self.left[e] == 0:
+            if e == 0 and self.costs:  # owners re-dealt once, by what each company cost in the first epoch
+                self.owners = deal(self.costs, self.procs, self.owners)
+                self.send_owners()
+            if e + 2 < len(self.epochs):
+                self.send_epoch(e + 2)  # two epochs in flight: a worker done with its share of one goes on at once
+
+
+def least_owning(owners: dict[str, int], procs: int) -> int:
+    """An owner for a company first seen after the first cut: the worker that owns the fewest companies."""
+    counts = [0] * procs
+    for w in owners.values():
+        counts[w] += 1
+    return min(range(procs), key=lambda i: (counts[i], i))
+
+
 def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_size: int, procs: int,
         on_done: Callable[[int, Stats], None] | None = None) -> None:
     """Generate shards `todo` with `procs` company-affine workers; `on_done(k, stats)` after each shard is written."""
     shards._SLOT_FN = slot_fn
     ctx = multiprocessing.get_context("fork")
-    conns, workers = [], []
-    for _ in range(procs):
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_work, args=(child,), daemon=True)
+    state = _Run(out, slot_fn, todo, n_slots, shard_size, procs, on_done)
+    workers = []
+    for w in range(procs):
+        parent, child = ctx.Pipe(duplex=False)
+        inbox = ctx.Queue()
+        proc = ctx.Process(target=_work, args=(inbox, child, w), daemon=True)
         proc.start()
         child.close()
-        conns.append(parent)
+        state.conns.append(parent)
+        state.inboxes.append(inbox)
         workers.append(proc)
-    size = EPOCH_SHARDS * procs
-    epochs = [todo[i:i + size] for i in range(0, len(todo), size)]
-    expected: dict[int, int] = {}  # shard -> parts still to come
-    parts: dict[int, list] = {}
-    stats: dict[int, Stats] = {}
-    epoch_of = {k: e for e, ks in enumerate(epochs) for k in ks}
-    left = [len(ks) for ks in epochs]  # shards of each epoch not yet written
-
-    def send(e: int) -> None:
-        slots = [s for k in epochs[e] for s in shards.shard_slots(k, n_slots, shard_size)]
-        owner = plan(slots, slot_fn.affinity, procs) if slots else {}
-        for k in epochs[e]:
-            by_worker: dict[int, list[int]] = {}
-            for s in shards.shard_slots(k, n_slots, shard_size):
-                by_worker.setdefault(owner[s], []).append(s)
-            expected[k], parts[k], stats[k] = len(by_worker), [], Stats()
-            for w, mine in sorted(by_worker.items()):
-                conns[w].send((k, mine))
-            if not by_worker:  # an empty shard (never happens with shard_size >= 1): written at once
-                finish(k)
-
-    def finish(k: int) -> None:
-        rows = sorted((row for part in parts.pop(k) for row in part), key=lambda r: r[0])  # stable: a slot's rows keep their order
-        shards.write_shard(out, k, [line for _, line, _ in rows], [meta for _, _, meta in rows], stats[k])
-        del expected[k]
-        if on_done:
-            on_done(k, stats.pop(k))
-        e = epoch_of[k]
-        left[e] -= 1
-        if left[e] == 0 and e + 2 < len(epochs):
-            send(e + 2)  # two epochs in flight: a worker that finishes its part of one starts the next at once
-
     try:
-        for e in range(min(2, len(epochs))):
-            send(e)
+        for e in range(min(2, len(state.epochs))):
+            state.send_epoch(e)
         sentinels = {p.sentinel: w for w, p in enumerate(workers)}
-        while expected:
-            for item in wait(conns + list(sentinels)):
+        while state.pending:
+            for item in wait(state.conns + list(sentinels)):
                 w = sentinels.get(item)
                 if w is None:
-                    _receive(item, parts, stats, expected, finish)
+                    w = state.conns.index(item)
+                    _receive(state, w)
                     continue
-                while conns[w].poll() and _receive(conns[w], parts, stats, expected, finish):
+                while state.conns[w].poll() and _receive(state, w):
                     pass  # what it sent before it exited (an error report) comes first
                 raise WorkerFailed(f"synth worker process {w} died (exit code {workers[w].exitcode}) before finishing its "
                                    f"shards; rerun the same command to resume from the finished shards in {out}")
-        for conn in conns:
-            conn.send(None)
+        for inbox in state.inboxes:
+            inbox.put(None)
         for proc in workers:
             proc.join()
     finally:
@@ -137,24 +228,21 @@ def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_
             if proc.is_alive():
                 proc.terminate()
             proc.join()
-        for conn in conns:
+        for conn, inbox in zip(state.conns, state.inboxes):
             conn.close()
+            inbox.close()
+            inbox.cancel_join_thread()  # a worker that died never reads what is left: do not wait to flush it
 
 
-def _receive(conn, parts: dict, stats: dict, expected: dict, finish: Callable[[int], None]) -> bool:
-    """Take one message from a worker (False at end of stream: the worker exited, its sentinel reports it)."""
+def _receive(state: _Run, w: int) -> bool:
+    """Take one message from worker w (False at end of stream: the worker exited, its sentinel reports it)."""
     try:
-        msg = conn.recv()
+        msg = state.conns[w].recv()
     except (EOFError, OSError):
         return False
     if msg[0] == "error":  # the worker's exception, raised here with the worker's traceback as a note (Python >= 3.11)
         err = pickle.loads(msg[1])
         getattr(err, "add_note", lambda _note: None)(f"in a synth worker process:\n{msg[2]}")
         raise err
-    _, k, part, part_stats = msg
-    parts[k].append(part)
-    stats[k].add(Stats.from_dict(part_stats))
-    expected[k] -= 1
-    if expected[k] == 0:
-        finish(k)
+    state.receive(w, msg)
     return True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import random
 import re
+import time
 from dataclasses import dataclass, field
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
@@ -38,6 +39,16 @@ STATEMENT_SEP = "\n\n-----\n\n"  # between the statements of one shown report
 SCALES = {"en": (1, 1_000, 1_000_000), "zh": (1, 10_000, 1_000_000)}  # statement units a report may be shown in
 
 
+class Moved(Exception):
+    """Raised by `_draft` for a company-affine worker (affine.py): the slot's current attempt draws `company`,
+    which another worker owns; `resume` = (generator state at the attempt's start, attempt number) lets the
+    owner go on exactly where this worker stopped."""
+
+    def __init__(self, company: str, resume: tuple):
+        super().__init__(company)
+        self.company, self.resume = company, resume
+
+
 @dataclass
 class Item:
     """One drawn question before it is written out (shared by its hint variants)."""
@@ -52,6 +63,14 @@ class Item:
     traps: list[dict] = field(default_factory=list)
     missing: ReportKey | None = None  # the removed report of a deficiency item
     deficiency_error: str = ""
+
+
+class _Elsewhere(Exception):
+    """draw_target reached the values of a company another affine worker owns (caught in `_draft`)."""
+
+    def __init__(self, company: str):
+        super().__init__(company)
+        self.company = company
 
 
 def select_indices(registry, families: list[str]) -> list[str]:
@@ -121,6 +140,8 @@ class Builder:
         if hasattr(stores, "on_evict"):  # drop a company's memoised values and renderings with its store
             stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._blocks, self._splits, self._fits], gone)
         self.cap_step = token_cap_step(counter, cfg.max_tokens)
+        self.owns = None  # affine workers: company -> bool; an attempt on a company this worker does not own moves the slot
+        self._forced = None  # the company of a moved slot's first resumed attempt: computed here whoever owns it
 
     @classmethod
     def from_config(cls, cfg: SynthConfig) -> "Builder":
@@ -247,18 +268,34 @@ class Builder:
 
     __call__ = slot  # a Builder is the slot function of `dataset.generate`
 
-    def many(self, slots, stats: Stats, *, tagged: bool = False) -> list:
-        """The kept rows of several slots (any iterable of slot indices), in the given order; `tagged`: as
-        (slot, row) pairs (`shards.run_shard` calls this once per shard, `affine` once per worker's part). Each
-        row is the same as `slot` makes; only the token cap runs once over all of them after they are
-        written: interleaved with the Python work of writing, the tokenizer ran ~20 % slower (its tables
-        fall out of the CPU caches)."""
-        drafted = [(slot, row) for slot in slots for row in self._draft(slot, stats)]
+    def many(self, slots, stats: Stats) -> list[dict]:
+        """The kept rows of several slots (any iterable of slot indices), in the given order (`shards.run_shard`
+        calls this once per shard). Each row is the same as `slot` makes; only the token cap runs once over all
+        of them after they are written: interleaved with the Python work of writing, the tokenizer ran ~20 %
+        slower (its tables fall out of the CPU caches)."""
+        rows = [row for slot in slots for row in self._draft(slot, stats)]
+        return run_steps([("token_cap", self.cap_step)], rows, stats)
+
+    def part(self, items: list, stats: Stats, costs: dict) -> tuple[list[tuple[int, dict]], list[tuple[str, int, tuple]]]:
+        """A company-affine worker's share of a shard (affine.py): `items` are slots or (slot, resume, company)
+        of slots moved here. Returns the kept (slot, row) pairs, token-capped in one pass as in `many`, and the
+        slots that moved on, as (company, slot, resume); adds each drafted slot's CPU seconds to `costs[company]`."""
+        drafted, moved = [], []
+        for item in items:
+            slot, resume, forced = item if isinstance(item, tuple) else (item, None, None)
+            self._forced = forced
+            t0 = time.process_time()
+            try:
+                rows = self._draft(slot, stats, resume)
+            except Moved as away:
+                moved.append((away.company, slot, away.resume))
+                continue
+            if rows:
+                costs[rows[0]["company"]] = costs.get(rows[0]["company"], 0.0) + time.process_time() - t0
+            drafted += [(slot, row) for row in rows]
         kept = run_steps([("token_cap", self.cap_step)], [row for _, row in drafted], stats)
-        if not tagged:
-            return kept
         slot_of = {id(row): slot for slot, row in drafted}  # the cap step keeps (mutates) the row objects it passes
-        return [(slot_of[id(row)], row) for row in kept]
+        return [(slot_of[id(row)], row) for row in kept], moved
 
     def _opening(self, slot: int) -> tuple[random.Random, str, str]:
         """Slot `slot`'s generator and its first two draws, paradigm and axis (drawn once per slot: the weights hold)."""
@@ -273,16 +310,25 @@ class Builder:
         rng, _, _ = self._opening(slot)
         return rng.choice(self.groups.pool(slot) or self.companies)
 
-    def _draft(self, slot: int, stats: Stats) -> list[dict]:
-        """Slot `slot`'s rows before the token cap."""
+    def _draft(self, slot: int, stats: Stats, resume: tuple | None = None) -> list[dict]:
+        """Slot `slot`'s rows before the token cap; `resume` (from `Moved`) goes on from a given attempt."""
         rng, paradigm, axis = self._opening(slot)
         variants = self.cfg.hint_variants
-        for _ in range(self.cfg.max_attempts):
+        first = 0
+        if resume is not None:
+            state, first = resume
+            rng.setstate(state)
+        for attempt in range(first, self.cfg.max_attempts):
+            state = rng.getstate() if self.owns is not None else None
             try:
                 item = self.draw_target(rng, paradigm, axis, self.groups.pool(slot))
                 break
+            except _Elsewhere as other:
+                raise Moved(other.company, (state, attempt)) from None
             except (Drop, LedgerError):
                 continue
+            finally:
+                self._forced = None
         else:
             stats.drop("no_derivable_target", len(variants))
             return []
@@ -328,6 +374,8 @@ class Builder:
             if k * n_periods < 2:
                 raise Drop("table_too_small")
             ids = sorted(rng.sample(pool, k), key=pool.index)
+        if self.owns is not None and company != self._forced and not self.owns(company):
+            raise _Elsewhere(company)  # computing the values is the costly part: left to the company's worker
         values = [[self.value(company, i, p) for p in periods] for i in ids]
         if not any(consulted(v)[0] for row in values for v in row):
             raise Drop("reads_no_report")
