@@ -1,6 +1,8 @@
 """Token counts below the tokenizer floor stay exact: block-wise counting (`TokenCounter.count_prompt`)
 equals a full encode on adversarial strings and on real synth prompts; the run-time check re-encodes a
-random 2 % of prompts and every prompt within 1 % of the cap, and stops the run on a difference.
+random 2 % of prompts and every prompt within 1 % of the cap, and stops the run on a difference. Lines are
+also cut around figures (`FIGURES`): each rule is checked on strings built to break it, and the rules of
+the other family are shown to give wrong counts (so these tests can fail).
 
     python -m pytest tests/test_synth_tokens_exact.py -q
 """
@@ -8,13 +10,15 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledgerlm.synth.finindices.pipeline import Drop, TokenCountMismatch, token_cap_step
-from ledgerlm.synth.finindices.tokens import HF_NL_PATTERNS, TokenCounter
+from ledgerlm.synth.finindices.tokens import (CUTS, FIGURES, HF_NL_PATTERNS, TokenCounter, _find, _hf_figures,
+                                              _NL_LINES)
 
 FRAGMENTS = ["\n", "\n\n", "\n\n\n", " ", "  ", "\t", "\r\n", "/", "}", "{", ":", ";", ",", ".", "|", "(", ")", "-", "—",
              "a", "Abc", "ABC", "word", "Revenue", "1", "12", "123456", "3.14", "中文", "利润表", "ひら", "'s", "'T",
@@ -55,6 +59,25 @@ def counters(tmp_path_factory, tokenizer_json):
 def test_families_are_recognised(counters):
     assert {k: c.family for k, c in counters.items()} == {
         "o200k_base": "nl", "cl100k_base": "nl", "deepseek-v3": "nl", "gpt2-style": "gpt2", "qwen2-style": "nl", "metaspace": None}
+    assert {k: c.figures for k, c in counters.items()} == {
+        "o200k_base": "nl", "cl100k_base": "nl", "deepseek-v3": "nl-digits", "gpt2-style": None, "qwen2-style": "nl",
+        "metaspace": None}
+    assert counters["deepseek-v3"]._figure_guard == ("<|", "<｜")  # <|place_holder_mm_span_0021|> holds "_0"
+
+
+def test_figure_rules_follow_the_split_sequence():
+    """Which FIGURES rules an HF Split sequence gets: digits isolated first -> 'nl-digits'; digits in a main regex
+    that keeps them out of letter pre-tokens -> 'nl'; anything else (DeepSeek's regex without the digit split,
+    where "5abc" is one pre-token; a digit split after the main regex) -> no figure cuts."""
+    deepseek, qwen2, llama3 = HF_NL_PATTERNS
+    digits, cjk = "\\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"
+    assert _hf_figures([digits, cjk, deepseek], [2], []) == ("nl-digits", ())
+    assert _hf_figures([deepseek], [0], []) == (None, ())
+    assert _hf_figures([qwen2], [0], []) == ("nl", ())
+    assert _hf_figures([cjk, llama3], [1], []) == ("nl", ())
+    assert _hf_figures([llama3, digits], [0], []) == (None, ())
+    assert _hf_figures([qwen2], [0], [{"content": "<|x_1|>"}]) == ("nl", ("<|",))
+    assert _hf_figures([qwen2], [0], [{"content": chr(97 + i) * 2 + " 1"} for i in range(20)])[0] is None
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -80,7 +103,7 @@ def test_line_wise_count_equals_full_encode_on_adversarial_strings(counters, par
     for name, counter in counters.items():
         if counter.family is None:
             continue
-        cuts = counter._cuts.split(text)
+        cuts = CUTS[counter.family].split(text)
         assert "".join(cuts) == text
         assert all(counter._cut_ok(text, p) for p in itertools.accumulate(len(c) for c in cuts[:-1])), name
         assert counter._count_segments(text) == counter._count_segments(text) == counter.count(text), (name, text)
@@ -99,6 +122,86 @@ def test_cuts_after_blank_lines_are_exact_where_the_next_character_could_join(co
         for text in BLANK_LINE_EDGES:
             for whole in (text, text + "\n\n" + text, "Revenue 12\n\n" + text + "\n\n| 3 |"):
                 assert counter._count_segments(whole) == counter._count_segments(whole) == counter.count(whole), (name, whole)
+
+
+# figures next to every character class a rule looks at: runs of spaces / tabs / other whitespace, newlines and \r,
+# non-ASCII digits (\p{N}: "²", "١", "１") and letters, contractions, `/`, punctuation, and DeepSeek's added tokens
+FIGURE_EDGES = ["Label    5,165,000,000 |\n", "| Label | 5,165 |\n", "Operating Expenses & 506,279,000 \\\\\n",
+                "('Label', 'FY2015Q1', 0.258)\n", '      "value": 7370000000.0,\n', "x  12\n", "Total\t\t 5\n", "x\t 5",
+                "x \t5", "x\u3000 5", "x \u30005", "x\u00a05", "x\u00a0 5", "x\x1c 5", "x\x1c5", "²5", "5²", "12²3", "١٢3",
+                "x١2", "１２3", "3１", "5元", "元5", "利润 5", "利润5", "利润  5", "5abc", "abc5", "'s5", "5's", "5'S", "1/2", "1 /2",
+                "-5", " -5", "  -5", "(261,171)", "  (261,171)\n", "$5.00", "5.", ".5", "5,", "5\n", "5\r\n", "x \r 5",
+                "x\r 5", "x\r\n 5", "x \n 5", "a  \n  5", "/ 5", "\\5", "5 ", "5  ", " 5", "  5", "5 \n", "1e5", "5e", "5_",
+                "_5", "x5y", "A1B2C3", "x 12 34 567 8901", "<|place_holder_mm_span_0021|> 5", "a<｜place▁holder▁no▁3｜>7",
+                "12,345.678,9", "1,,2..3", "0.258)\n", "é5", "e\u03015", "\u037e5"]
+
+
+def test_figure_cuts_are_exact_on_strings_built_to_break_them(counters):
+    """Each FIGURE_EDGE alone, inside a table line and repeated, counted with an empty memo (every figure piece
+    encoded alone) and again from the memo, equals a full encode, for every tokenizer with figure cuts."""
+    for name, counter in counters.items():
+        if counter.figures is None:
+            continue
+        for edge in FIGURE_EDGES:
+            for whole in (edge, "Revenue " + edge + " |\n", edge + edge, "| Net income |" + edge + "\n\n" + edge):
+                counter._memo.clear()
+                assert counter._count_segments(whole) == counter._count_segments(whole) == counter.count(whole), (name, whole)
+
+
+FIGURE_FRAGMENTS = [" ", "  ", "\t", "\n", "\r", "\u3000", "\u00a0", "\x1c", "5", "12", "345", ",", ".", "0.258", "5,165",
+                    "²", "١", "１", "元", "利润", "FY", "Q", "'s", "'", "(", ")", "-", "$", "|", "&", "\\\\", "/", "a", "Label",
+                    "_", "e", "\u0301", "<|place_holder_mm_span_0021|>"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(FIGURE_FRAGMENTS), min_size=1, max_size=40))
+def test_figure_cuts_are_exact_on_adversarial_strings(counters, parts):
+    text = "".join(parts)
+    for name, counter in counters.items():
+        if counter.figures is None:
+            continue
+        counter._memo.clear()
+        assert counter._count_segments(text) == counter._count_segments(text) == counter.count(text), (name, text)
+
+
+def _pieces_count(counter, pattern, text: str) -> int:
+    return sum(counter.count(piece) for piece in pattern.split(text))
+
+
+def test_the_other_familys_figure_cuts_give_wrong_counts(counters):
+    """The two rule sets are not interchangeable: before the digit that ends a run of spaces is a boundary only
+    where digits are split off first (DeepSeek); where the main regex takes digits (tiktoken, Qwen2) the run's
+    last space stands alone, so the cut goes before it. Swapping the rules, or (tiktoken, Qwen2) cutting at
+    every digit run, changes counts: the exactness tests above would fail."""
+    lines = ["Label    5,165 |\n", "x  12\n", "Total\t\t 5\n", "Revenue  100"]
+    naive = re.compile(r"(?<=[0-9])(?=[^0-9])|(?<=[^0-9])(?=[0-9])")
+    for name in ("o200k_base", "cl100k_base", "deepseek-v3", "qwen2-style"):
+        counter = counters[name]
+        own, other = FIGURES[counter.figures], FIGURES["nl-digits" if counter.figures == "nl" else "nl"]
+        assert [_pieces_count(counter, own, t) for t in lines] == [counter.count(t) for t in lines], name
+        assert any(_pieces_count(counter, other, t) != counter.count(t) for t in lines), name
+        if counter.figures == "nl":
+            assert any(_pieces_count(counter, naive, t) != counter.count(t) for t in lines), name
+    ds = counters["deepseek-v3"]  # an added token that a figure cut would break: the guard keeps its line whole
+    token = "<|place_holder_mm_span_0021|>"
+    assert ds.count(token) == 1 and _pieces_count(ds, FIGURES["nl-digits"], token) > 1
+    ds._memo.clear()
+    assert ds._count_segments(token + " 5\n") == ds.count(token + " 5\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS + ["\n  /", "\n\t", " \n ", "\n \n"]), min_size=0, max_size=60))
+def test_line_pieces_are_the_provable_line_cuts(parts):
+    """`_NL_LINES.findall` (the fast form) gives exactly the pieces of `CUTS['nl'].split` (the definition)."""
+    text = "".join(parts)
+    assert [p for p in _NL_LINES.findall(text) if p] == [p for p in CUTS["nl"].split(text) if p]
+
+
+@given(text=st.text(alphabet="ab\n ", max_size=300), block=st.text(alphabet="ab\n ", min_size=1, max_size=90),
+       pos=st.integers(0, 300))
+def test_block_find_is_str_find(text, block, pos):
+    assert _find(text, block, pos) == text.find(block, pos)
+    assert _find(text + block, block, pos) == (text + block).find(block, pos)
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,11 @@ Counting below the tokenizer floor (`count_prompt`): a prompt is assembled from 
 blocks that repeat across samples, so each block is counted once (memoised) and the prompt's count is
 the sum of its pieces' counts, cut only where the tokenizer's pre-tokenization provably splits. A block
 seen for the first time and the text between blocks are cut at every such boundary (`CUTS`, in practice
-each line) and each line is memoised too: a row label, figure or template sentence that recurs in any
-block or prompt is encoded once per run (default config, --num 10000: 20.1 M characters encoded, the 2 %
-full re-encodes included, instead of 41.7 M with whole blocks, of 120 M in the prompts).
+each line) and each line is memoised too; a line not seen yet is cut again around its figures
+(`FIGURES`) and each piece is memoised: a row label with its table markup, a figure or a template
+sentence that recurs in any block or prompt is encoded once per run. Default config, --num 10000, the
+recorded `count_prompt` calls replayed (o200k_base): 2.35 M characters encoded in 124 k calls, instead of
+17.7 M in 244 k with lines only and 41.7 M with whole blocks, of 120 M in the prompts.
 
 * BPE counts are a sum over pre-tokens, so cutting a text at position p is exact when the
   pre-tokens of `text[:p]` and of `text[p:]`, each encoded alone, are those of `text` (p is a
@@ -25,6 +27,33 @@ full re-encodes included, instead of 41.7 M with whole blocks, of 120 M in the p
   and no pattern looks behind. So a cut right after a run of newlines, before a character that is
   neither whitespace nor `/`, is a boundary, and the pre-token ending there ends there alone too
   (greedy runs stop at the same place; at end of text `\\s++$` / `\\s+(?!\\S)` take the same run).
+  Lines that start with spaces or tabs (JSON): a cut after the newline, before `[ \t]+` and a
+  non-space character, is a boundary too: the whitespace run holds no newline, so the newline's
+  pre-token (`\s*[\r\n]+` backtracks to the last newline, `punct+[\r\n]*` stops at the space) ends
+  there in the text and alone, and nothing after the cut looks back.
+* Figures (family "nl", within one line: no `\r`, a `\n` only at its end). A figure is an ASCII
+  number `[0-9]([0-9,.]*[0-9])?`; every cut below has an ASCII character on each side (a non-ASCII
+  neighbour such as "²" or "١" may be a digit, \p{N}, that joins the run: no cut there).
+  - After a figure, before an ASCII non-digit: no pattern puts a digit in the same pre-token as the
+    character after it (letters' optional leading character excludes \p{N}; punctuation and
+    whitespace patterns exclude digits), digit runs are chunked `\p{N}{1,3}` / `\p{N}` from their
+    start, so the text alone ends in the same chunks and the rest starts where it did.
+  - Before a figure, after ASCII punctuation or a letter: the punctuation run (`punct+[\r\n/]*`) and
+    the letter run stop at a digit (a contraction `'s` needs a letter), with or without the figure.
+  - 'nl' (digits matched by the main regex: tiktoken, Qwen2, Llama-3): before the space in front of a
+    figure, whatever precedes it. In the text the space is a pre-token alone (` ?punct`, letters'
+    leading character and `\s+(?!\S)` do not take it: a digit follows) and a whitespace run before it
+    ends one character earlier (`\s+(?!\S)` gives its last character back); the prefix alone ends in
+    that same shorter run (`\s+(?!\S)` / `\s++$` at the end of text: the line has no newline before
+    the cut, else cl100k's `\s++$` would join "\n " into one). Cutting at the digit after several
+    spaces is not exact there (the prefix would keep the whole run): tests show a different count.
+  - 'nl-digits' (a Split `\p{N}{1,3}` / `\p{N}` before the main regex: DeepSeek-V3): right before
+    a figure after any ASCII non-digit: the Split already cuts there, and each piece is handled
+    alone afterwards. Here the cut before the space would be wrong: in the text the space run ends
+    at the digit split and stays one pre-token (tests show a different count).
+  - DeepSeek's regex without a digit split first lets a digit lead letters ("5abc"): no figure cuts.
+    An HF added token (split out of the text first) holding a possible cut (`<|..._0021|>`): lines
+    holding its first two characters are encoded whole.
 * Family "gpt2" (HF ByteLevel with its built-in GPT-2 regex): whitespace runs give back their last
   character to the next word (`\\s+(?!\\S)`), so "\\n\\n" before a word splits as "\\n" | "\\n". A
   cut right after one newline that follows a non-space character, before a non-space character or
@@ -34,12 +63,17 @@ full re-encodes included, instead of 41.7 M with whole blocks, of 120 M in the p
   message is encoded. `tests/test_synth_tokens_exact.py` checks equality on adversarial strings and
   on generated prompts; `pipeline.token_cap_step` re-encodes 2 % of prompts and every prompt
   within 1 % of the cap in full at run time and stops the run on any difference.
+
+Start-up: `tiktoken_encoding` keeps the parsed BPE ranks of tiktoken's encodings in the ledgerlm cache
+folder (a pickle: ~0.1 s to load instead of ~0.4-1 s to parse the base64 file, per process and worker).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from ledgerlm.errors import InputError
@@ -52,49 +86,140 @@ TIKTOKEN_NL = {
     "o200k_base": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
     "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
 }
-HF_NL_PATTERNS = {
-    # DeepSeek-V3 (train/tokenizers/deepseek-v3)
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+HF_NL_PATTERNS = {  # -> whether the regex matches digits itself, never as a letter pre-token's leading character
+    # DeepSeek-V3 (train/tokenizers/deepseek-v3): a digit may lead letters ("5abc"): figures only after a digit Split
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+": False,
     # Qwen2 / Qwen2.5 / Qwen3
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+": True,
     # Llama-3
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+": True,
 }
 # isolating splits that never match whitespace (digit runs, CJK runs): cuts next to a newline never fall inside them
-HF_NEUTRAL_PATTERNS = {"\\p{N}{1,3}", "\\p{N}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"}
-# every provable cut of the module docstring in one regex per family (Python's `\s` is `str.isspace`, as in `_cut_ok`):
-# 'nl': after a newline, before a character that is neither whitespace nor `/` (so the newline run has ended);
+HF_DIGIT_SPLITS = {"\\p{N}{1,3}", "\\p{N}"}
+HF_NEUTRAL_PATTERNS = HF_DIGIT_SPLITS | {"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"}
+# every provable line cut of the module docstring in one regex per family (Python's `\s` is `str.isspace`, a superset of
+# the tokenizers' `\s`, as in `_cut_ok`):
+# 'nl': after a newline, before a character that is neither whitespace nor `/` (so the newline run has ended), or before
+#       spaces / tabs that end at a non-space character (indented lines: JSON);
 # 'gpt2': after one newline that follows a non-space character, before a non-space character or a newline + non-space
-CUTS = {"nl": re.compile(r"(?<=\n)(?=[^\s/])"), "gpt2": re.compile(r"(?<=[^\s]\n)(?=[^\s]|\n[^\s])")}
+CUTS = {"nl": re.compile(r"(?<=\n)(?=[^\s/]|[ \t]+[^\s])"), "gpt2": re.compile(r"(?<=[^\s]\n)(?=[^\s]|\n[^\s])")}
+_INDENT = re.compile(r"[ \t]+[^\s]")
+# figures cut off a line (one line: no `\r`, a `\n` only at its end; module docstring, "Figures"): an ASCII number
+# (digits, `,` `.` inside) that ends before an ASCII non-digit or at the end, starting
+# 'nl' (digits matched by the main regex: tiktoken, Qwen2, Llama-3): at the space before it, or right after ASCII
+#       punctuation / a letter;
+# 'nl-digits' (digits isolated by a Split before the main regex: DeepSeek-V3): right after any ASCII non-digit.
+# (each pattern starts with a character class so that `re` skips ahead to a space or digit; the captured figure is a piece)
+_FIGURE_REST = r"(?:[0-9,.]*[0-9])?(?=[\x00-\x2f\x3a-\x7f]|\Z)"
+FIGURES = {"nl": re.compile(rf"([ 0-9](?:(?<= )[0-9]|(?<=[!-/:-~][0-9])){_FIGURE_REST})"),
+           "nl-digits": re.compile(rf"([0-9](?<=[\x00-\x2f\x3a-\x7f][0-9]){_FIGURE_REST})")}
+# CUTS['nl'] as pieces (`findall`: a run of non-newlines is one step for `re`, the lookaround runs at newlines only;
+# the same pieces as `CUTS['nl'].split`, plus an empty one at the end)
+_NL_LINES = re.compile(r"[^\n]*(?:\n(?![^\s/]|[ \t]+[^\s])[^\n]*)*\n?")
+# an added token (HF) that could hold a figure cut: a digit next to an ASCII non-digit, or a space
+_ADDED_FIGURE_CUT = re.compile(r"[0-9][\x00-\x2f\x3a-\x7f]|[\x00-\x2f\x3a-\x7f][0-9]| ")
 _MEMO_CHARS = 64_000_000  # block and line texts the memo may keep alive (~64-256 MB); then it starts afresh
 
 
-def _hf_family(tok) -> str | None:
-    """'nl' / 'gpt2' when the tokenizers.Tokenizer's pipeline is one analysed in the module docstring, else None."""
+def _hf_family(tok) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(line family, figure family, guard) when the tokenizers.Tokenizer's pipeline is one analysed in the module
+    docstring: line family 'nl' / 'gpt2' / None (None: every message encoded whole), figure family a key of FIGURES
+    or None, guard: `_hf_figures`."""
     try:
         spec = json.loads(tok.to_str())
     except Exception:  # noqa: BLE001 - an unusual tokenizer: fall back to full encodes
-        return None
+        return None, None, ()
     norm = spec.get("normalizer")
     norms = norm.get("normalizers", []) if norm and norm.get("type") == "Sequence" else [norm] if norm else []
     if any(n.get("type") != "NFC" for n in norms):
-        return None
-    for added in spec.get("added_tokens", []):
-        if "\n" in added.get("content", "") or "\r" in added.get("content", "") or added.get("lstrip") or added.get("rstrip") or added.get("single_word"):
-            return None
+        return None, None, ()
+    added = spec.get("added_tokens", [])
+    for token in added:
+        if "\n" in token.get("content", "") or "\r" in token.get("content", "") or token.get("lstrip") or token.get("rstrip") or token.get("single_word"):
+            return None, None, ()
     pre = spec.get("pre_tokenizer") or {}
     steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
     if not steps or steps[-1].get("type") != "ByteLevel" or steps[-1].get("add_prefix_space"):
-        return None
+        return None, None, ()
     if steps[-1].get("use_regex", True):
-        return "gpt2" if len(steps) == 1 else None
+        return ("gpt2" if len(steps) == 1 else None), None, ()
     splits = steps[:-1]
     if not splits or any(s.get("type") != "Split" or s.get("behavior") != "Isolated" or s.get("invert") for s in splits):
-        return None
+        return None, None, ()
     patterns = [s.get("pattern", {}).get("Regex") for s in splits]
     if any(p not in HF_NL_PATTERNS and p not in HF_NEUTRAL_PATTERNS for p in patterns):
+        return None, None, ()
+    mains = [i for i, p in enumerate(patterns) if p in HF_NL_PATTERNS]
+    if not mains:
+        return None, None, ()
+    return ("nl",) + _hf_figures(patterns, mains, added)
+
+
+def _hf_figures(patterns: list[str], mains: list[int], added: list[dict]) -> tuple[str | None, tuple[str, ...]]:
+    """(the FIGURES rules that hold for an 'nl' Split sequence (module docstring, "Figures") or None, guard): the
+    tokenizer splits its added tokens out of any text first, so a line holding the first two characters of an added
+    token that a figure cut could fall inside (DeepSeek's `<|place_holder_mm_span_0021|>`) is encoded whole."""
+    risky = {t.get("content", "")[:2] for t in added if _ADDED_FIGURE_CUT.search(t.get("content", ""))}
+    if len(mains) != 1 or len(risky) > 8:
+        return None, ()
+    guard = tuple(sorted(risky))
+    if any(p in HF_DIGIT_SPLITS for p in patterns[:mains[0]]):
+        return "nl-digits", guard
+    if any(p in HF_DIGIT_SPLITS for p in patterns) or not HF_NL_PATTERNS[patterns[mains[0]]]:
+        return None, ()  # a digit split after the main regex, or a main regex whose letters may start with a digit
+    return "nl", guard
+
+
+def tiktoken_encoding(name: str):
+    """`tiktoken.get_encoding(name)`, with the constructor's result (the parsed BPE ranks: ~1 s CPU to parse from
+    base64 per process) pickled in the ledgerlm cache folder (`$LEDGERLM_CACHE_DIR`, default ~/.cache/ledgerlm;
+    `off`: no file). Only tiktoken's own encodings are cached; the key is the encoding name, tiktoken's version and
+    the sha256 of the module that defines it (which pins the BPE file's sha256), so an upgrade makes a new file.
+    A missing cache runs tiktoken's constructor as usual (reading TIKTOKEN_CACHE_DIR or downloading)."""
+    import pickle
+
+    import tiktoken
+    import tiktoken.registry
+
+    tiktoken.registry.list_encoding_names()  # loads the constructors of the installed tiktoken_ext plugins
+    constructor = tiktoken.registry.ENCODING_CONSTRUCTORS.get(name)
+    folder = _cache_dir()
+    if constructor is None or folder is None or not constructor.__module__.startswith("tiktoken_ext.openai_public"):
+        return tiktoken.get_encoding(name)
+    source = Path(sys.modules[constructor.__module__].__file__).read_bytes()
+    key = hashlib.sha256(f"{name}\0{tiktoken.__version__}\0".encode() + source).hexdigest()[:24]
+    path = folder / f"tiktoken-{name}-{key}.pkl"
+    try:
+        with open(path, "rb") as f:
+            spec = pickle.load(f)
+    except Exception:  # noqa: BLE001 - absent, partial or unreadable: rebuild it
+        spec = constructor()
+        try:
+            from ledgerlm.atomic import atomic_open
+
+            with atomic_open(path, "wb") as f:
+                pickle.dump(spec, f, protocol=pickle.HIGHEST_PROTOCOL)
+        except OSError:  # a read-only cache folder: still counts, only slower to start
+            pass
+    return tiktoken.Encoding(**spec)
+
+
+def _cache_dir() -> Path | None:
+    """The ledgerlm cache folder (the same rule as `storecache.cache_dir`, without importing the store stack)."""
+    value = os.environ.get("LEDGERLM_CACHE_DIR", "")
+    if value.lower() == "off":
         return None
-    return "nl" if any(p in HF_NL_PATTERNS for p in patterns) else None
+    return Path(value) if value else Path.home() / ".cache" / "ledgerlm"
+
+
+def _find(text: str, block: str, pos: int) -> int:
+    """`text.find(block, pos)`, faster for a long block: `str.find` preprocesses the whole needle (thousands of
+    characters) on each call, so this finds the block's first 64 characters and compares the rest in place."""
+    head = block[:64]
+    s = text.find(head, pos)
+    while s >= 0 and not text.startswith(block, s):
+        s = text.find(head, s + 1)
+    return s
 
 
 class TokenCounter:
@@ -106,6 +231,8 @@ class TokenCounter:
     def __init__(self, name: str = DEFAULT_TOKENIZER):
         self.name = name
         self.family: str | None = None  # 'nl' | 'gpt2' | None (None: every message encoded whole)
+        self.figures: str | None = None  # a key of FIGURES: lines are also cut around figures (None: lines only)
+        self._figure_guard: tuple[str, ...] = ()  # a line holding one of these is encoded whole (`_hf_figures`)
         self._memo: dict = {}
         self._memo_chars = 0
         path = Path(name)
@@ -114,14 +241,14 @@ class TokenCounter:
 
             tok = Tokenizer.from_file(str(path))
             self._encode = lambda text: tok.encode(text, add_special_tokens=False).ids
-            self.family = _hf_family(tok)
+            self.family, self.figures, self._figure_guard = _hf_family(tok)
         elif path.is_dir():
             from transformers import AutoTokenizer
 
             tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
             self._encode = lambda text: tok(text, add_special_tokens=False)["input_ids"]
             backend = getattr(tok, "backend_tokenizer", None)
-            self.family = _hf_family(backend) if backend is not None else None
+            self.family, self.figures, self._figure_guard = _hf_family(backend) if backend is not None else (None, None, ())
         elif name.endswith(".json") or path.is_absolute() or name.startswith("."):
             raise InputError(f"tokenizer {name!r} not found: give a tiktoken encoding name, a tokenizer.json or a local folder", field="tokenizer")
         elif "/" in name:  # a Hugging Face model id (the model being trained), from the local HF cache
@@ -135,12 +262,10 @@ class TokenCounter:
                                  field="tokenizer") from None
             self._encode = lambda text: tok(text, add_special_tokens=False)["input_ids"]
             backend = getattr(tok, "backend_tokenizer", None)
-            self.family = _hf_family(backend) if backend is not None else None
+            self.family, self.figures, self._figure_guard = _hf_family(backend) if backend is not None else (None, None, ())
         else:
-            import tiktoken
-
             try:
-                enc = tiktoken.get_encoding(name)
+                enc = tiktoken_encoding(name)
             except ValueError as err:
                 raise InputError(f"unknown tiktoken encoding {name!r} ({err})", field="tokenizer") from None
             except OSError as err:  # requests' ConnectionError is an OSError: the BPE file is not cached
@@ -148,7 +273,9 @@ class TokenCounter:
                                  "set TIKTOKEN_CACHE_DIR to a folder holding it, or pass --tokenizer PATH/tokenizer.json",
                                  field="tokenizer") from None
             self._encode = enc.encode_ordinary
-            self.family = "nl" if TIKTOKEN_NL.get(name) == enc._pat_str else None
+            self.family = self.figures = "nl" if TIKTOKEN_NL.get(name) == enc._pat_str else None
+        self._figure_split = FIGURES[self.figures].split if self.figures else None
+        self._lines = _NL_LINES.findall if self.family == "nl" else CUTS[self.family].split if self.family else None
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
@@ -183,7 +310,7 @@ class TokenCounter:
     def _count_with_blocks(self, text: str, blocks: list[str]) -> int:
         n, pos, start, total = len(text), 0, 0, 0
         for block in blocks:
-            s = text.find(block, pos) if block else -1
+            s = _find(text, block, pos) if block else -1
             if s < 0:
                 continue
             e = s + len(block)
@@ -214,11 +341,25 @@ class TokenCounter:
     def _count_segments(self, text: str) -> int:
         """`count(text)` as the sum of its lines' counts, each line memoised: `text` is cut at every provable
         boundary (`_cut_ok`, found by the family's regex in one pass), so a line that repeats anywhere in any
-        prompt of the run (a row label, a figure, a template sentence) is encoded once."""
+        prompt of the run (a row label, a template sentence) is encoded once."""
         total, memo = 0, self._memo
-        for seg in self._cuts.split(text):
+        for seg in self._lines(text):
             n = memo.get(seg)
-            total += self._remember(seg, self.count(seg), len(seg)) if n is None else n
+            total += self._remember(seg, self._count_line(seg), len(seg)) if n is None else n
+        return total
+
+    def _count_line(self, line: str) -> int:
+        """`count(line)` for a line not seen yet, as the sum of its pieces' counts where FIGURES cuts it: the text
+        around a figure (a row label and the table's markup) and the figure itself are memoised apart, so a new
+        line of a table (the same labels at another period, scale or format) encodes only its new figures."""
+        if self._figure_split is None or "\r" in line or line.find("\n", 0, len(line) - 1) >= 0:
+            return self.count(line)  # several lines held together (cuts not provable between them): whole
+        if self._figure_guard and any(head in line for head in self._figure_guard):
+            return self.count(line)  # maybe an added token that a cut would break
+        total, memo = 0, self._memo
+        for piece in self._figure_split(line):
+            n = memo.get(piece)
+            total += self._remember(piece, self.count(piece), len(piece)) if n is None else n
         return total
 
     def _cut_ok(self, text: str, p: int) -> bool:
@@ -228,8 +369,8 @@ class TokenCounter:
         if p >= len(text) or text[p - 1] != "\n":
             return p >= len(text)
         nxt = text[p]
-        if self.family == "nl":
-            return not nxt.isspace() and nxt != "/"
+        if self.family == "nl":  # a non-space other than `/`, or spaces / tabs up to a non-space (CUTS['nl'])
+            return nxt != "/" if not nxt.isspace() else _INDENT.match(text, p) is not None
         # gpt2: a single newline after a non-space character, before a word or before "\n" + word
         if p < 2 or text[p - 2].isspace():
             return False
