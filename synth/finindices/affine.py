@@ -217,6 +217,7 @@ def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_
                     continue
                 while state.conns[w].poll() and _receive(state, w):
                     pass  # what it sent before it exited (an error report) comes first
+                workers[w].join(5)  # the sentinel is ready as the process exits, maybe before its exit code is known
                 raise WorkerFailed(f"synth worker process {w} died (exit code {workers[w].exitcode}) before finishing its "
                                    f"shards; rerun the same command to resume from the finished shards in {out}")
         for inbox in state.inboxes:

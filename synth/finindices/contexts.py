@@ -245,22 +245,6 @@ class Builder:
             raise copy.copy(hit)  # a cached error: raising the cached object would keep the frames of its latest raise
         return hit
 
-    def warm(self, slots) -> None:
-        """Before worker processes fork: load the stores (and per-company tables) the given slots draw from,
-        as many as stay resident, so every worker shares them copy-on-write instead of loading its own."""
-        companies: dict[str, None] = {}
-        limit, seen = max(1, getattr(self.stores, "resident", len(self.companies)) // 2), set()
-        for slot in slots:
-            pool = self.groups.pool(slot)
-            if id(pool) in seen:
-                continue
-            seen.add(id(pool))
-            companies.update(dict.fromkeys(pool))
-            if len(companies) >= min(limit, len(self.companies)):
-                break
-        for c in list(companies)[:limit]:
-            self.reports[c], self.parent_reports[c], self._periods[c], self._series[c]  # noqa: B018 - computed and kept
-
     # -- one slot ------------------------------------------------------------------------------
     def slot(self, slot: int, stats: Stats) -> list[dict]:
         """The kept rows of item slot `slot` (drops counted into `stats`)."""

@@ -14,7 +14,6 @@ is replaced, so a corrected rerun starts clean instead of refusing a "different 
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import multiprocessing
 import os
@@ -166,10 +165,6 @@ def _run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, nu
         affine_run(out, slot_fn, todo, n_slots, shard_size, num_proc, on_done)  # company-affine workers (affine.py)
         return
     _SLOT_FN = slot_fn
-    warm = getattr(slot_fn, "warm", None)  # stores the workers will need: loaded once here, shared copy-on-write
-    if warm is not None:
-        warm([s for k in todo for s in shard_slots(k, n_slots, shard_size)])
-        gc.freeze()  # keep the collector from touching (and so copying) the shared pages in every worker
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(num_proc) as pool:
         for k, stats in pool.imap_unordered(_worker, [(str(out), k, n_slots, shard_size) for k in todo]):

@@ -8,7 +8,6 @@ Each build is one `ledgerlm synth` process (the CLI's own `main`, run by this fi
 only wraps the phases to time them): CPU seconds of the process and its workers from wait4, and inside
 it, per phase, the parent's CPU (`time.process_time`) and the reaped workers' (`RUSAGE_CHILDREN`):
   start-up  interpreter, imports, config, Builder (registry, tokenizer, store index) - serial
-  warm      0 since company-affine workers (affine.py) load their own companies' stores - serial
   generate  every shard: drafts, token cap, contract check, shard files (with --num-proc > 1 the workers' CPU plus
             the parent's: planning, receiving rows, writing shard files)
   merge     shard files -> train/dev/test.jsonl, manifest, card - serial
@@ -44,7 +43,7 @@ def child(argv: list[str], phases_path: str) -> int:
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         return time.process_time(), kids.ru_utime + kids.ru_stime
 
-    phases: dict[str, float] = {"warm": 0.0}
+    phases: dict[str, float] = {}
 
     def timed(name, fn):
         def wrapper(*args, **kwargs):
@@ -61,7 +60,6 @@ def child(argv: list[str], phases_path: str) -> int:
 
     def record() -> None:
         if "total" not in phases:
-            phases["generate"] -= phases["warm"]  # warm runs inside generate (before the fork)
             phases["total"] = sum(cpu())
             Path(phases_path).write_text(json.dumps(phases))
 
@@ -74,8 +72,6 @@ def child(argv: list[str], phases_path: str) -> int:
     finish_build, cli._finish = cli._finish, finish
     dataset.generate = timed("generate", dataset.generate)
     dataset.merge = timed("merge", dataset.merge)
-    if hasattr(contexts.Builder, "warm"):
-        contexts.Builder.warm = timed("warm", contexts.Builder.warm)
     program._PROCESS_ENTRY = True  # exactly as `ledgerlm synth ...` from a shell: leaves without freeing the caches
     rc = cli.main(argv)
     record()
@@ -142,19 +138,19 @@ def main() -> int:
     for name, r in (("num_proc 1", one), ("num_proc 2", two)):
         ph = r["phases"]
         print(f"{name:<20} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {n / r['wall']:.0f} samples/s, peak RSS {r['rss_mb']:.0f} MB; "
-              f"CPU s by phase: start-up {ph['start-up']:.2f}, warm {ph['warm']:.2f}, generate {ph['generate']:.2f} "
-              f"(workers {ph['generate (workers)']:.2f}), merge {ph['merge']:.2f}, other {r['cpu'] - ph['start-up'] - ph['warm'] - ph['generate'] - ph['merge']:.2f}")
+              f"CPU s by phase: start-up {ph['start-up']:.2f}, generate {ph['generate']:.2f} "
+              f"(workers {ph['generate (workers)']:.2f}), merge {ph['merge']:.2f}, other {r['cpu'] - ph['start-up'] - ph['generate'] - ph['merge']:.2f}")
     p1, p2 = one["phases"], two["phases"]
     serial1 = one["cpu"] - p1["generate"]  # start-up, merge and the rest: the same work in both runs
-    serial2 = two["cpu"] - p2["generate"]  # ... plus the warm-up before the fork
+    serial2 = two["cpu"] - p2["generate"]
     g1, g2 = p1["generate"], p2["generate"]
     dup = max(0.0, g2 - g1)  # what 2 workers spend beyond 1: memos of the company that straddles the cut, fork, sending rows back
     projected2 = serial2 + g2 / 2  # wall on 2 free cores: serial parts + the workers' CPU shared out evenly
     print(f"GOAL 1 ratio         samples/s 2 procs / 1 proc = {one['wall'] / two['wall']:.2f} wall-clock (goal >= 1.70; "
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate))")
-    print(f"serial parts         start-up {p2['start-up']:.2f} s + warm {p2['warm']:.2f} s + merge {p2['merge']:.2f} s + other "
-          f"{serial2 - p2['start-up'] - p2['warm'] - p2['merge']:.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
+    print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2['merge']:.2f} s + other "
+          f"{serial2 - p2['start-up'] - p2['merge']:.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
           f"-> extra CPU of 2 company-affine workers D = {dup:.2f} s")
     # a model, not a measurement: company-affine workers (affine.py) redo only the memos of the companies that straddle a
     # cut between two workers, at most P - 1 of them, each about what the one straddler costs at P = 2 (D): valid while
