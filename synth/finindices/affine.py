@@ -30,7 +30,6 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable
 
-from ledgerlm.contracts import dumps
 from ledgerlm.synth.finindices import shards
 from ledgerlm.synth.finindices.pipeline import Stats
 
@@ -70,7 +69,7 @@ def _part(slot_fn, items: list, stats: Stats, costs: dict) -> tuple[list, list]:
 def _work(inbox, conn, me: int) -> None:
     """Worker loop (in a forked child). In (`inbox`, a queue: the parent never blocks sending): ("owners", map),
     ("task", shard, items, moved) and None to stop. Out (`conn`), per task:
-    ("part", shard, [(slot, row line, meta line)], stats, moved [(company, slot, resume)], costs)."""
+    ("part", shard, [slot of each row], row lines, meta lines (UTF-8), stats, moved [(company, slot, resume)], costs)."""
     slot_fn, owners = shards._SLOT_FN, {}
     if hasattr(slot_fn, "owns"):
         slot_fn.owns = lambda company: owners.get(company, me) == me
@@ -88,8 +87,8 @@ def _work(inbox, conn, me: int) -> None:
             _, k, items, _moved_here = (urgent or normal).popleft()
             stats, costs = Stats(), {}
             kept, moved = _part(slot_fn, items, stats, costs)
-            rows = [(slot, shards.sample_line(row), dumps(shards._meta(row))) for slot, row in kept]
-            conn.send(("part", k, rows, stats.as_dict(), moved, costs))
+            lines, metas = shards.encoded_lines([row for _, row in kept])  # checked and encoded here, in parallel
+            conn.send(("part", k, [slot for slot, _ in kept], lines, metas, stats.as_dict(), moved, costs))
     except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which raises it
         try:
             payload = pickle.dumps(err)
@@ -145,8 +144,9 @@ class _Run:
         self.inboxes[w].put(("task", k, items, moved))
 
     def receive(self, w: int, msg: tuple) -> None:
-        _, k, rows, stats, moved, costs = msg
-        self.rows[k] += rows
+        _, k, slots, lines, metas, stats, moved, costs = msg
+        if slots:
+            self.rows[k].append((slots, lines, metas))
         self.stats[k].add(Stats.from_dict(stats))
         for company, cost in costs.items():
             self.costs[company] = self.costs.get(company, 0.0) + cost
@@ -163,8 +163,7 @@ class _Run:
             self.finish(k)
 
     def finish(self, k: int) -> None:
-        rows = sorted(self.rows.pop(k), key=lambda r: r[0])  # stable: a slot's rows keep their order
-        shards.write_shard(self.out, k, [line for _, line, _ in rows], [meta for _, _, meta in rows], self.stats[k])
+        shards.write_shard(self.out, k, *_in_slot_order(self.rows.pop(k)), self.stats[k])
         del self.pending[k]
         if self.on_done:
             self.on_done(k, self.stats.pop(k))
@@ -178,6 +177,15 @@ class _Run:
                 self.send_owners()
             if e + 2 < len(self.epochs):
                 self.send_epoch(e + 2)  # two epochs in flight: a worker done with its share of one goes on at once
+
+
+def _in_slot_order(parts: list[tuple[list[int], bytes, bytes]]) -> tuple[bytes, bytes]:
+    """One shard's row lines and meta lines from its parts, in slot order (a slot's rows keep their order)."""
+    if len(parts) == 1 and parts[0][0] == sorted(parts[0][0]):
+        return parts[0][1], parts[0][2]
+    rows = sorted(((slot, line, meta) for slots, lines, metas in parts
+                   for slot, line, meta in zip(slots, lines.split(b"\n"), metas.split(b"\n"))), key=lambda r: r[0])
+    return b"".join(line + b"\n" for _, line, _ in rows), b"".join(meta + b"\n" for _, _, meta in rows)
 
 
 def least_owning(owners: dict[str, int], procs: int) -> int:

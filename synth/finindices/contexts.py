@@ -85,9 +85,11 @@ def select_indices(registry, families: list[str]) -> list[str]:
     return ids + (sorted(concept_keys()) if "concept" in families else [])
 
 
-def _weighted(rng: random.Random, weights: dict) -> str:
+def _weights(weights: dict) -> tuple[list, list]:
+    """The keys with weight > 0 in sorted order, and their weights: what a weighted draw picks from."""
     keys = sorted(k for k, w in weights.items() if w > 0)
-    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
+    return keys, [weights[k] for k in keys]
+
 
 
 def _runs(labels_by_key: list[tuple[tuple, str]], step) -> list[list[str]]:
@@ -140,6 +142,7 @@ class Builder:
         if hasattr(stores, "on_evict"):  # drop a company's memoised values and renderings with its store
             stores.on_evict = lambda gone: forget([self._values, self._statements, self._rendered, self._blocks, self._splits, self._fits], gone)
         self.cap_step = token_cap_step(counter, cfg.max_tokens)
+        self._openers = [_weights(cfg.paradigms), _weights(cfg.axes)]  # the first two draws of every slot (`_opening`)
         self.owns = None  # affine workers: company -> bool; an attempt on a company this worker does not own moves the slot
         self._forced = None  # the company of a moved slot's first resumed attempt: computed here whoever owns it
 
@@ -284,7 +287,8 @@ class Builder:
     def _opening(self, slot: int) -> tuple[random.Random, str, str]:
         """Slot `slot`'s generator and its first two draws, paradigm and axis (drawn once per slot: the weights hold)."""
         rng = random.Random(f"{self.cfg.seed}:{slot}")
-        return rng, _weighted(rng, self.cfg.paradigms), _weighted(rng, self.cfg.axes)
+        (paradigms, p_weights), (axes, a_weights) = self._openers
+        return rng, rng.choices(paradigms, weights=p_weights)[0], rng.choices(axes, weights=a_weights)[0]
 
     def affinity(self, slot: int) -> str:
         """The company slot `slot` draws first (`draw_target`'s first draw): a scheduling hint only. `--num-proc`

@@ -55,10 +55,10 @@ def _meta(row: dict) -> dict:
     return meta
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str | bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+    with open(tmp, "wb") as f:
+        f.write(text.encode("utf-8") if isinstance(text, str) else text)
     os.replace(tmp, path)  # atomic: a killed process leaves the old file or none, never half a file
 
 
@@ -89,19 +89,24 @@ def _shard_rows(slot_fn: SlotFn, slots: range, stats: Stats) -> list[dict]:
 
 
 def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn) -> Stats:
-    stats, lines, metas = Stats(), [], []
-    for row in _shard_rows(slot_fn, shard_slots(k, n_slots, shard_size), stats):
-        lines.append(sample_line(row))
-        metas.append(dumps(_meta(row)))
-    write_shard(out, k, lines, metas, stats)
+    stats = Stats()
+    rows = _shard_rows(slot_fn, shard_slots(k, n_slots, shard_size), stats)
+    write_shard(out, k, *encoded_lines(rows), stats)
     return stats
 
 
-def write_shard(out: Path, k: int, lines: list[str], metas: list[str], stats: Stats) -> None:
-    """Shard k's rows, meta sidecar and stats, each written atomically, then its completion marker."""
+def encoded_lines(rows: list[dict]) -> tuple[bytes, bytes]:
+    """The rows' dataset lines (each checked against contract 4) and their meta lines, as UTF-8, one per line:
+    a JSON line never holds a raw newline, so b"\n" separates rows."""
+    return ("".join(sample_line(row) + "\n" for row in rows).encode("utf-8"),
+            "".join(dumps(_meta(row)) + "\n" for row in rows).encode("utf-8"))
+
+
+def write_shard(out: Path, k: int, lines: bytes, metas: bytes, stats: Stats) -> None:
+    """Shard k's rows, meta sidecar (both UTF-8, a line each) and stats, each written atomically, then its completion marker."""
     rows_path, stats_path, done_path = _paths(out, k)
-    _atomic_write(rows_path, "".join(line + "\n" for line in lines))
-    _atomic_write(rows_path.with_suffix(".meta"), "".join(line + "\n" for line in metas))
+    _atomic_write(rows_path, lines)
+    _atomic_write(rows_path.with_suffix(".meta"), metas)
     _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
     _atomic_write(done_path, "")
 
