@@ -6,6 +6,7 @@ on one worker, worker errors and deaths surface in the parent and the run resume
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import os
 import random
@@ -144,3 +145,18 @@ def test_a_killed_worker_is_reported_and_the_rerun_resumes_to_the_same_bytes(tmp
     done = len(list(dataset.work_dir(out).joinpath("shards").glob("*.done")))
     assert 0 < done < 22  # shards before the kill were kept, the rest are redone
     assert build(out, FakeBuilder(affinity=plain.company), 2) == one
+
+
+def test_build_merges_beside_the_workers_and_a_failure_leaves_no_split_file(tmp_path):
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "two"
+    manifest = dataset.build(out, FP, FakeBuilder(affinity=plain.company), num_slots=150, shard_size=7, num_proc=2,
+                             progress=False)
+    assert manifest["counts"]["total"] == json.loads((tmp_path / "one" / "manifest.json").read_text())["counts"]["total"]
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir()) if p.is_file()} == one
+    bad = tmp_path / "bad"
+    with pytest.raises(InputError, match="bad facts"):
+        dataset.build(bad, FP, FakeBuilder(affinity=plain.company, fail_at=120), num_slots=150, shard_size=7, num_proc=2,
+                      progress=False)
+    assert not bad.exists() or not [p.name for p in bad.iterdir()]  # no split file, no .tmp, no manifest

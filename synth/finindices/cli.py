@@ -118,12 +118,13 @@ def main(argv: list[str] | None = None) -> int:
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
     with dataset.long_lived_caches():
         fingerprint = {**cfg.fingerprint(), "split_rule": builder.split_rule}  # recorded in run.json -> manifest
-        dataset.generate(out, fingerprint, builder, num_slots=slots, shard_size=cfg.shard_size,
-                         num_proc=cfg.num_proc, select=select, progress=not args.no_progress)
         if select[1] > 1:
+            dataset.generate(out, fingerprint, builder, num_slots=slots, shard_size=cfg.shard_size,
+                             num_proc=cfg.num_proc, select=select, progress=not args.no_progress)
             print(f"shard job {select[0]}/{select[1]} done; merge with: ledgerlm synth --merge {out} --out {out}", file=sys.stderr)
             return 0
-        manifest = dataset.merge(out, [out])
+        manifest = dataset.build(out, fingerprint, builder, num_slots=slots, shard_size=cfg.shard_size,
+                                 num_proc=cfg.num_proc, progress=not args.no_progress)
     return exit_early(_finish(out, manifest, args))  # the `ledgerlm` program leaves here, without freeing the builder's caches
 
 

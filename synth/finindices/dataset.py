@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices import affine, shards
@@ -51,16 +52,75 @@ def n_slots(num: int, variants: int) -> int:
     return (num + variants - 1) // variants
 
 
+def build(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots: int, shard_size: int, num_proc: int = 1,
+          progress: bool = True) -> dict:
+    """`generate` then `merge` for a whole run (one job); returns the manifest. With `num_proc` > 1 the merge runs
+    in a thread beside the worker processes, taking each shard as soon as it and every shard before it are
+    written (this process is otherwise mostly waiting), so merging is no longer a serial step after generation."""
+    if num_proc <= 1:
+        generate(out, fingerprint, slot_fn, num_slots=num_slots, shard_size=shard_size, progress=progress)
+        return merge(out, [out])
+    work = work_dir(out)
+    shards.check_run_file(work, fingerprint)
+    total = shards.n_shards(num_slots, shard_size)
+    written = set(range(total)) - set(shards.pending_shards(work, num_slots, shard_size))
+    ready, failed, result = threading.Condition(), [], {}
+
+    def on_shard(k: int) -> None:
+        with ready:
+            written.add(k)
+            ready.notify_all()
+
+    def in_order():
+        for k in range(total):
+            with ready:
+                ready.wait_for(lambda: k in written or failed)
+            if failed:
+                raise _Stopped
+            yield shards.shard_path(work, k)
+
+    def merging() -> None:
+        try:
+            result["manifest"] = merge(out, [out], shard_files=in_order())
+        except _Stopped:
+            pass
+        except BaseException as err:  # noqa: BLE001 - raised in the caller's thread below
+            result["error"] = err
+
+    thread = threading.Thread(target=merging, name="ledgerlm-synth-merge", daemon=True)
+    thread.start()
+    try:
+        generate(out, fingerprint, slot_fn, num_slots=num_slots, shard_size=shard_size, num_proc=num_proc,
+                 progress=progress, on_shard=on_shard)
+    except BaseException:
+        with ready:
+            failed.append(True)
+            ready.notify_all()
+        thread.join()
+        raise
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["manifest"]
+
+
+class _Stopped(Exception):
+    """Generation failed: the merge thread stops (the caller raises the generation's error)."""
+
+
 def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots: int, shard_size: int,
-             num_proc: int = 1, select: tuple[int, int] = (0, 1), progress: bool = True) -> int:
-    """Run this job's pending shards (into `work_dir(out)`); returns how many shards it generated."""
+             num_proc: int = 1, select: tuple[int, int] = (0, 1), progress: bool = True,
+             on_shard: Callable[[int], None] | None = None) -> int:
+    """Run this job's pending shards (into `work_dir(out)`); returns how many shards it generated.
+    `on_shard(k)` after each shard is written."""
     out = work_dir(out)
     shards.check_run_file(out, fingerprint)
     todo = shards.pending_shards(out, num_slots, shard_size, select)
     if not todo:
         return 0
     if not progress:
-        shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, affine_run=affine.run)
+        shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, affine_run=affine.run,
+                          on_done=(lambda k, _stats: on_shard(k)) if on_shard else None)
         return len(todo)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -72,14 +132,17 @@ def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots:
         def on_done(k: int, stats: Stats) -> None:
             kept[0] += stats.kept
             bar.update(task, advance=len(shards.shard_slots(k, num_slots, shard_size)), kept=kept[0])
+            if on_shard:
+                on_shard(k)
 
         shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, on_done=on_done,
                           affine_run=affine.run)
     return len(todo)
 
 
-def merge(out: Path, dirs: list[Path]) -> dict:
-    """Merge finished shards found in `dirs` (dataset folders or their work dirs) into `out`; returns the manifest."""
+def merge(out: Path, dirs: list[Path], shard_files: Iterable[Path] | None = None) -> dict:
+    """Merge finished shards found in `dirs` (dataset folders or their work dirs) into `out`; returns the manifest.
+    `shard_files`: the shards' rows files in order, given as they are written (`build`), instead of looked up."""
     dirs = [work_dir(d) for d in dirs]
     runs = [d / "run.json" for d in dirs]
     texts = {p.read_text(encoding="utf-8") for p in runs if p.is_file()}
@@ -90,10 +153,10 @@ def merge(out: Path, dirs: list[Path]) -> dict:
     config = json.loads(texts.pop())
     variants = len(config["hint_variants"])
     num_slots = n_slots(config["num"], variants)
-    files = shards.find_shards(dirs, num_slots, config["shard_size"])
+    files = shards.find_shards(dirs, num_slots, config["shard_size"]) if shard_files is None else shard_files
     stats, counts = Stats(), Counts()
     shards.write_splits(out, shards.merged_rows(files, signature, stats), counts.add)
-    manifest_text = build_manifest(config, counts, stats, {"slots": num_slots, "shards": len(files),
+    manifest_text = build_manifest(config, counts, stats, {"slots": num_slots, "shards": shards.n_shards(num_slots, config["shard_size"]),
                                                            "tokenizer": config.get("tokenizer")})
     (out / "manifest.json").write_text(manifest_text, encoding="utf-8")
     manifest = json.loads(manifest_text)

@@ -38,6 +38,11 @@ def shard_slots(k: int, n_slots: int, shard_size: int) -> range:
     return range(k * shard_size, min(n_slots, (k + 1) * shard_size))
 
 
+def shard_path(out: Path, k: int) -> Path:
+    """Shard k's rows file in work dir `out`."""
+    return _paths(out, k)[0]
+
+
 def _paths(out: Path, k: int) -> tuple[Path, Path, Path]:
     base = out / "shards" / f"shard-{k:05d}"
     return base.with_suffix(".jsonl"), base.with_suffix(".stats.json"), base.with_suffix(".done")
@@ -217,6 +222,11 @@ def write_splits(out: Path, rows: Iterator[tuple[dict, bytes]], on_row: Callable
         for meta, line in rows:
             on_row(meta)
             handles[meta["split"]].write(line)
+    except BaseException:
+        for s, f in handles.items():
+            f.close()
+            (out / f"{s}.jsonl.tmp").unlink(missing_ok=True)  # no half-written split file is left behind
+        raise
     finally:
         for f in handles.values():
             f.close()

@@ -10,7 +10,8 @@ it, per phase, the parent's CPU (`time.process_time`) and the reaped workers' (`
   start-up  interpreter, imports, config, Builder (registry, tokenizer, store index) - serial
   generate  every shard: drafts, token cap, contract check, shard files (with --num-proc > 1 the workers' CPU plus
             the parent's: planning, receiving rows, writing shard files)
-  merge     shard files -> train/dev/test.jsonl, manifest, card - serial
+  merge     shard files -> train/dev/test.jsonl, manifest, card - serial with 1 process; with --num-proc > 1 a
+            thread merges beside the workers (dataset.build): its CPU is inside generate, printed apart
 The store cache is built first and not timed. The ratios to read on a loaded machine are the CPU ones;
 the wall-clock ratio is only meaningful when the load average stays below the core count.
 """
@@ -24,6 +25,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,6 +49,12 @@ def child(argv: list[str], phases_path: str) -> int:
 
     def timed(name, fn):
         def wrapper(*args, **kwargs):
+            if threading.current_thread() is not threading.main_thread():  # the merge beside generation (dataset.build):
+                t0 = time.thread_time()  # its CPU is inside the generate phase already; recorded apart, not as serial
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    phases[name + " (beside generate)"] = time.thread_time() - t0
             p0, c0 = cpu()
             if name == "generate":
                 phases.setdefault("start-up", p0)
@@ -139,27 +147,30 @@ def main() -> int:
         ph = r["phases"]
         print(f"{name:<20} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {n / r['wall']:.0f} samples/s, peak RSS {r['rss_mb']:.0f} MB; "
               f"CPU s by phase: start-up {ph['start-up']:.2f}, generate {ph['generate']:.2f} "
-              f"(workers {ph['generate (workers)']:.2f}), merge {ph['merge']:.2f}, other {r['cpu'] - ph['start-up'] - ph['generate'] - ph['merge']:.2f}")
+              f"(workers {ph['generate (workers)']:.2f}), merge {ph.get('merge', 0.0):.2f} (beside generate: {ph.get('merge (beside generate)', 0.0):.2f}), other {r['cpu'] - ph['start-up'] - ph['generate'] - ph.get('merge', 0.0):.2f}")
     p1, p2 = one["phases"], two["phases"]
     serial1 = one["cpu"] - p1["generate"]  # start-up, merge and the rest: the same work in both runs
     serial2 = two["cpu"] - p2["generate"]
     g1, g2 = p1["generate"], p2["generate"]
-    dup = max(0.0, g2 - g1)  # what 2 workers spend beyond 1: memos of the company that straddles the cut, fork, sending rows back
     projected2 = serial2 + g2 / 2  # wall on 2 free cores: serial parts + the workers' CPU shared out evenly
     print(f"GOAL 1 ratio         samples/s 2 procs / 1 proc = {one['wall'] / two['wall']:.2f} wall-clock (goal >= 1.70; "
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate))")
-    print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2['merge']:.2f} s + other "
-          f"{serial2 - p2['start-up'] - p2['merge']:.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
-          f"-> extra CPU of 2 company-affine workers D = {dup:.2f} s")
-    # a model, not a measurement: company-affine workers (affine.py) redo only the memos of the companies that straddle a
-    # cut between two workers, at most P - 1 of them, each about what the one straddler costs at P = 2 (D): valid while
-    # the input has many more companies than workers (a bulk input; the 5 embedded filers cannot feed 16 workers
-    # without splitting every company). Start-up + merge stay serial.
-    for procs in (2, 16, 64):
-        t = serial2 + (g1 + (procs - 1) * dup) / procs
-        print(f"extrapolated P={procs:<3}    efficiency {one['cpu'] / (procs * t):.2f}  (model T(P) = serial + (G1 + (P - 1) D) / P = "
-              f"{t:.1f} s for {args.num} samples; P free cores, companies >> P; measured parts above)")
+    rows = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, receive rows, write shards
+    extra = max(0.0, p2["generate (workers)"] - g1)  # what the second worker redoes: store loads, shared line memos, straddlers
+    print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2.get('merge', 0.0):.2f} s + other "
+          f"{serial2 - p2['start-up'] - p2.get('merge', 0.0):.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
+          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {rows:.2f} s)")
+    # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2, taken as fixed per worker);
+    # the parent's per-row work R runs beside the workers and bounds generation from below; start-up stays serial;
+    # G1, R and the serial rest grow with the samples. Printed at the measured size and at 100x (1M samples at the default --num).
+    for scale in (1, 100):
+        for procs in (2, 16, 64):
+            start, merge = p2["start-up"], (serial2 - p2["start-up"]) * scale
+            t1 = p1["start-up"] + (serial1 - p1["start-up"]) * scale + g1 * scale
+            t = start + merge + max((g1 * scale + (procs - 1) * extra) / procs, rows * scale)
+            print(f"extrapolated P={procs:<3}    {args.num * scale:>8} samples: efficiency {t1 / (procs * t):.2f}  (model T(P) = "
+                  f"start-up + merge + max((G1 + (P - 1) d) / P, R) = {t:.1f} s; P free cores, companies >> P)")
     print(f"tokenize alone       {floor:.1f} s CPU ({tokens / max(floor, 1e-9) / 1e6:.2f} M tokens/s), every emitted prompt from scratch")
     print(f"GOAL 2 ratio         end-to-end CPU / tokenize-alone CPU = {one['cpu'] / floor:.2f}  (goal <= 0.70; "
           f"{one['cpu']:.1f} s / {floor:.1f} s, 1 process, includes start-up and merge; generate alone {g1 / floor:.2f})")
