@@ -44,9 +44,9 @@ class FactRef:
     note: str = ""  # a correction applied to the filed value (split basis, scale slip, kept original line)
 
 
-@dataclass
+@dataclass(slots=True)
 class Cell:
-    """One placed value and where it was filed."""
+    """One placed value and where it was filed (slots: a store holds thousands, and a cache load builds them all)."""
 
     value: float
     unit: str

@@ -119,7 +119,7 @@ class StoreViews:
     def _find_statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         cells = self._company_cells(company)
         present = sorted({k[1] for k in cells if k[0] == scope})
-        order = {c: i for i, c in enumerate(taxonomy_concepts())}
+        order = _taxonomy_order()
         reported_statement = {k[1]: c.statement for k, c in cells.items() if k[0] == scope and c.statement}
         ordered = []
         for concept in present:
@@ -133,6 +133,12 @@ class StoreViews:
 def _cached_names(cls: type) -> frozenset[str]:
     """Names of every functools.cached_property of `cls` (and its bases): what a view must not inherit."""
     return frozenset(name for klass in cls.__mro__ for name, attr in vars(klass).items() if isinstance(attr, cached_property))
+
+
+@cache
+def _taxonomy_order() -> dict[str, int]:
+    """concept -> its position in concepts.yaml (built once: every company's statements are ordered by it)."""
+    return {c: i for i, c in enumerate(taxonomy_concepts())}
 
 
 def _check_statement(statement: str) -> None:
