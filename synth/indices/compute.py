@@ -139,10 +139,13 @@ class _Evaluator:
         self.unit = ""
 
     def eval(self, node: Node, p: Period, basis: str) -> float:
+        """The node's value at (p, basis), once per evaluation: keyed by the node's text, so equal subformulas of
+        different indices (`revenue` in a formula and in the index it reads) are one step of the trace."""
         key = (str(node), p, basis)
-        if key not in self.memo:
-            self.memo[key] = self._eval(node, p, basis)
-        return self.memo[key]
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._eval(node, p, basis)
+        return hit
 
     def _eval(self, node: Node, p: Period, basis: str) -> float:
         if isinstance(node, Num):
@@ -236,7 +239,7 @@ class _Evaluator:
         return self._fact(name, p, basis)
 
     def _fact(self, concept: str, p: Period, basis: str) -> float:
-        d = self.store.value(self.company, concept, p, self.scope, basis)
+        d = self.store.shared_value(self.company, concept, p, self.scope, basis)  # read only: never copied
         for ref in d.inputs:
             self.facts.setdefault((ref.concept, ref.report, ref.source), ref)
         if not self.unit and d.unit and "/" not in d.unit and d.unit.lower() != "shares":
@@ -260,7 +263,7 @@ class _Evaluator:
             if info.statement != "balance" or info.interest_bearing is not True or concept in IB_AGGREGATES:
                 continue
             try:
-                d = self.store.value(self.company, concept, p, self.scope, basis)
+                d = self.store.shared_value(self.company, concept, p, self.scope, basis)
             except NotDerivable:
                 continue  # the report shows no such line: it is zero there
             for ref in d.inputs:

@@ -22,7 +22,6 @@ The store composes three parts (issue 13), and this module adds the period algeb
 """
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from ledgerlm.synth.statements.views import EPS_SHARES, StoreViews
 
 # Calendar, FactIndex, FactRef and FiscalYear live in fiscal_calendar.py / factindex.py, the views in views.py;
 # imported from here they keep working
-__all__ = ["Calendar", "Derived", "FactIndex", "FactRef", "FactStore", "FiscalYear", "forget_frames"]
+__all__ = ["Calendar", "Derived", "FactIndex", "FactRef", "FactStore", "FiscalYear", "forget_frames", "fresh_copy"]
 
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
@@ -60,6 +59,15 @@ class Derived:
     @property
     def reports(self) -> set[str]:
         return {f.report for f in self.inputs}
+
+
+def fresh_copy(err: Exception) -> Exception:
+    """A new exception equal to `err` (same class, args and attributes; no traceback, context or cause), to raise a
+    remembered error. What `copy.copy` makes, without its generic reduce/reconstruct path, which cost more than
+    the lookup it served (copy.copy also calls `__init__` with the args, then overwrites every attribute it set)."""
+    new = type(err).__new__(type(err), *err.args)
+    new.__dict__.update(err.__dict__)
+    return new
 
 
 def forget_frames(err: Exception) -> Exception:
@@ -218,8 +226,17 @@ class FactStore(StoreViews):
         """
         company, p = self.resolve_company(company), parse_period(period)
         if self._allowed is not None:
+            return self._value(company, concept, p, scope, basis)  # a view derives afresh: already a copy
+        d = self.shared_value(company, concept, p, scope, basis)
+        return Derived(d.value, d.unit, list(d.inputs), list(d.steps))  # a copy goes out, so callers may edit it
+
+    def shared_value(self, company: str, concept: str, p: Period, scope: str = "consolidated", basis: str = "end") -> Derived:
+        """`value` for a resolved company key and a parsed period, without the copy: the remembered Derived itself,
+        which the caller must only read. compute() reads every fact through here (a copy per read was a fifth of a
+        cold compute)."""
+        if self._allowed is not None:
             return self._value(company, concept, p, scope, basis)
-        # the full store never changes: remember each derivation (a copy goes out, so callers may edit it)
+        # the full store never changes: remember each derivation
         key = (company, concept, p, scope, basis)
         hit = self._value_memo.get(key)
         if hit is None:
@@ -229,8 +246,8 @@ class FactStore(StoreViews):
                 hit = forget_frames(err)
             self._value_memo[key] = hit
         if isinstance(hit, Exception):
-            raise copy.copy(hit)  # a copy: a remembered error that is raised keeps its latest traceback and every frame on it
-        return Derived(hit.value, hit.unit, list(hit.inputs), list(hit.steps))
+            raise fresh_copy(hit)  # a copy: a remembered error that is raised keeps its latest traceback and every frame on it
+        return hit
 
     def _value(self, company: str, concept: str, p: Period, scope: str, basis: str) -> Derived:
         kind = self.kind_of(concept, company)
