@@ -74,7 +74,8 @@ def test_affine_workers_write_the_bytes_of_one_process(tmp_path):
     assert build(tmp_path / "wrong", FakeBuilder(affinity=lambda s: str(s % 4)), 2) == one
 
 
-def test_each_company_is_drafted_by_one_worker(tmp_path):
+def test_each_company_is_drafted_by_one_worker(tmp_path, monkeypatch):
+    monkeypatch.setattr(affine, "FIRST_EPOCH_SHARDS", 20)  # every shard in the first epoch: owners never re-dealt
     log = tmp_path / "log"
     log.mkdir()
     plain = FakeBuilder()
@@ -84,8 +85,13 @@ def test_each_company_is_drafted_by_one_worker(tmp_path):
         for company in set(path.read_text().split()):
             workers_of.setdefault(company, set()).add(path.stem)
     assert len(list(log.glob("*.log"))) == 2
-    assert all(len(pids) == 1 for pids in workers_of.values()), workers_of  # 150 slots: one epoch, no re-deal
+    assert all(len(pids) == 1 for pids in workers_of.values()), workers_of
     assert len(workers_of) == len(COMPANIES)
+
+
+def test_epochs_start_short_then_grow():
+    assert [len(e) for e in affine.epochs(list(range(45)), 2)] == [4, 4, 16, 16, 5]
+    assert sum(affine.epochs(list(range(45)), 3), []) == list(range(45))
 
 
 def test_owners_are_dealt_by_cost_largest_first():
@@ -160,3 +166,10 @@ def test_build_merges_beside_the_workers_and_a_failure_leaves_no_split_file(tmp_
         dataset.build(bad, FP, FakeBuilder(affinity=plain.company, fail_at=120), num_slots=150, shard_size=7, num_proc=2,
                       progress=False)
     assert not bad.exists() or not [p.name for p in bad.iterdir()]  # no split file, no .tmp, no manifest
+
+
+def test_imbalance_of_owners():
+    costs = {"A": 3.0, "B": 1.0}
+    assert affine.imbalance(costs, {"A": 0, "B": 1}, 2) == 0.5
+    assert affine.imbalance(costs, {"A": 0, "B": 0}, 2) == 1.0
+    assert affine.imbalance({"A": 1.0, "B": 1.0}, {"A": 0, "B": 1}, 2) == 0.0

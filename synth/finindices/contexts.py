@@ -280,7 +280,11 @@ class Builder:
             if rows:
                 costs[rows[0]["company"]] = costs.get(rows[0]["company"], 0.0) + time.process_time() - t0
             drafted += [(slot, row) for row in rows]
+        t0 = time.process_time()
         kept = run_steps([("token_cap", self.cap_step)], [row for _, row in drafted], stats)
+        share = (time.process_time() - t0) / max(1, len(drafted))  # the cap's time, shared out by row
+        for _, row in drafted:
+            costs[row["company"]] = costs.get(row["company"], 0.0) + share
         slot_of = {id(row): slot for slot, row in drafted}  # the cap step keeps (mutates) the row objects it passes
         return [(slot_of[id(row)], row) for row in kept], moved
 
