@@ -136,8 +136,9 @@ def _encode_table(v: dict, types) -> dict | None:
     """A dict of one codec dataclass (a fact index's cells) keyed by equal-length tuples, as columns: one per key
     position and one per field, each [kind, payload]: "v" a plain list of floats, "u" [distinct values, codes].
     {"Y": [value tag, key length, columns]}. Decoding then builds each cell from columns in one `map` instead of
-    four tagged JSON nodes per cell (~5x faster store loads: a load per company visit over thousands of filers), and
-    the labels, tags and sources that repeat across cells are read once and shared. None when `v` is not such a dict."""
+    four tagged JSON nodes per cell (a company's state: 1.17 MB of JSON decoded in 56 ms before, 0.29 MB in 24 ms;
+    a load per company visit over thousands of filers), and the labels, tags and sources that repeat across cells
+    are read once and shared. None when `v` is not such a dict."""
     import dataclasses
 
     if not v:
@@ -187,11 +188,11 @@ def _decode(v, types):
     if not isinstance(v, dict):
         return v
     (tag, body), = v.items()
-    if tag == "Y":
-        tag_, width, columns = body
-        return _decode_table([tag_, width, [[kind, _decode(payload, types) if kind == "v" else
-                                             [[_decode(x, types) for x in payload[0]], payload[1]]]
-                                            for kind, payload in columns]], types)
+    if tag == "Y":  # the distinct values of "u" columns are tagged nodes; "v" columns are plain floats
+        value_tag, width, columns = body
+        columns = [[kind, [[_decode(x, types) for x in payload[0]], payload[1]] if kind == "u" else payload]
+                   for kind, payload in columns]
+        return _decode_table([value_tag, width, columns], types)
     if tag == "t":
         return tuple(_decode(x, types) for x in body)
     if tag == "l":

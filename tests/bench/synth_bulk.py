@@ -113,6 +113,9 @@ def main() -> int:
     small, bulk = results["small"], results["bulk"]
     print(f"load average after:  {loadavg()}")
     print(f"GOAL 3 peak RSS      {bulk['rss_mb']:.0f} MB for {bulk['companies']} companies (goal < 2048)")
+    extra = bulk["cpu"] - bulk["n"] * small["cpu"] / small["n"]  # CPU beyond the small run's rate per sample
+    print(f"cold cost per company {extra / max(1, bulk['companies'] - small['companies']):.3f} s CPU  (the bulk run's CPU "
+          f"beyond {bulk['n']} samples at the {small['companies']}-company rate, over the companies it adds)")
     print(f"GOAL 3 ratio         time per sample {bulk['companies']} / {small['companies']} companies = "
           f"{(bulk['cpu'] / bulk['n']) / (small['cpu'] / small['n']):.2f} CPU, "
           f"{(bulk['wall'] / bulk['n']) / (small['wall'] / small['n']):.2f} wall  (goal <= 1.30)")
