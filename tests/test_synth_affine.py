@@ -151,6 +151,9 @@ def test_a_killed_worker_is_reported_and_the_rerun_resumes_to_the_same_bytes(tmp
     done = len(list(dataset.work_dir(out).joinpath("shards").glob("*.done")))
     assert 0 < done < 22  # shards before the kill were kept, the rest are redone
     assert build(out, FakeBuilder(affinity=plain.company), 2) == one
+    shard_dir = dataset.work_dir(out) / "shards"
+    listed = {part["file"] for index in shard_dir.glob("*.parts.json") for part in json.loads(index.read_text())}
+    assert {p.name for p in shard_dir.glob("*.part-*.jsonl")} == listed  # what the killed run left was cleared
 
 
 def test_build_merges_beside_the_workers_and_a_failure_leaves_no_split_file(tmp_path):
@@ -173,3 +176,17 @@ def test_imbalance_of_owners():
     assert affine.imbalance(costs, {"A": 0, "B": 1}, 2) == 0.5
     assert affine.imbalance(costs, {"A": 0, "B": 0}, 2) == 1.0
     assert affine.imbalance({"A": 1.0, "B": 1.0}, {"A": 0, "B": 1}, 2) == 0.0
+
+
+def test_job_array_members_with_affine_workers_merge_to_one_run(tmp_path):
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    fn = FakeBuilder(affinity=plain.company)
+    for i in range(2):  # two --shard i/2 jobs, each with 2 workers, each in its own folder
+        dataset.generate(tmp_path / f"job{i}", FP, fn, num_slots=150, shard_size=7, num_proc=2, select=(i, 2), progress=False)
+    parts = list((tmp_path / "job0.work" / "shards").glob("*.parts.json"))
+    assert parts and all(json.loads(p.read_text()) is not None for p in parts)  # shards written as worker parts
+    merged = tmp_path / "merged"
+    dataset.merge(merged, [tmp_path / "job0", tmp_path / "job1"])
+    got = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(merged.iterdir()) if p.is_file()}
+    assert got == one

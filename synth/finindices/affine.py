@@ -16,8 +16,9 @@ work (its index values, and everything written from them) is done by its owner o
   after the third if still more than 5 % off, so the workers stay balanced when a few rich filers yield
   most rows (here 5 of 20 embedded filers cost ~78 %).
 
-This (parent) process puts each shard's rows back in slot order and writes the shard files, stats and
-completion marker exactly as `shards.run_shard` does, so the output is the same bytes as one process.
+Workers write their rows of a shard as part files; this (parent) process lists a finished shard's parts
+with the slot of each row (`shards.finish_parts`), and the merge reads them in slot order, so the output is
+the same bytes as one process and no row passes through the parent.
 Shards are handed out in epochs (`EPOCH_SHARDS` per worker, two epochs in flight; the first two are short, so
 the owners are re-dealt early, while little is memoised under the first cut) so the parent holds
 little; moved slots go first in a worker's queue so a shard is never held up behind new work.
@@ -72,14 +73,15 @@ def _part(slot_fn, items: list, stats: Stats, costs: dict) -> tuple[list, list]:
     return [(slot, row) for slot in items for row in slot_fn(slot, stats)], []
 
 
-def _work(inbox, conn, me: int) -> None:
+def _work(inbox, conn, me: int, out: Path) -> None:
     """Worker loop (in a forked child). In (`inbox`, a queue: the parent never blocks sending): ("owners", map),
     ("task", shard, items, moved) and None to stop. Out (`conn`), per task:
-    ("part", shard, [slot of each row], row lines, meta lines (UTF-8), stats, moved [(company, slot, resume)], costs)."""
+    ("part", shard, part file or None, [slot of each row], stats, moved [(company, slot, resume)], costs); the rows
+    go to the part file (`shards.write_part`), never through this process's parent."""
     slot_fn, owners = shards._SLOT_FN, {}
     if hasattr(slot_fn, "owns"):
         slot_fn.owns = lambda company: owners.get(company, me) == me
-    urgent, normal = deque(), deque()
+    urgent, normal, written = deque(), deque(), 0
     try:
         while True:
             while not (urgent or normal) or not inbox.empty():
@@ -98,7 +100,11 @@ def _work(inbox, conn, me: int) -> None:
             share = (time.process_time() - t0) / max(1, len(kept))
             for _, row in kept:
                 costs[row["company"]] = costs.get(row["company"], 0.0) + share
-            conn.send(("part", k, [slot for slot, _ in kept], lines, metas, stats.as_dict(), moved, costs))
+            name = None
+            if kept:
+                name = shards.write_part(out, k, f"part-{me}-{written}", lines, metas)
+                written += 1
+            conn.send(("part", k, name, [slot for slot, _ in kept], stats.as_dict(), moved, costs))
     except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which raises it
         try:
             payload = pickle.dumps(err)
@@ -118,7 +124,7 @@ class _Run:
         self.epoch_of = {k: e for e, ks in enumerate(self.epochs) for k in ks}
         self.left = [len(ks) for ks in self.epochs]  # shards of each epoch not yet written
         self.pending: dict[int, int] = {}  # shard -> tasks still out
-        self.rows: dict[int, list] = {}
+        self.parts: dict[int, list] = {}
         self.stats: dict[int, Stats] = {}
         self.owners: dict[str, int] = {}
         self.costs: dict[str, float] = {}
@@ -142,7 +148,7 @@ class _Run:
             by_worker: dict[int, list] = {}
             for s in self.slots(k):
                 by_worker.setdefault(self.owners[first[s]], []).append(s)
-            self.pending[k], self.rows[k], self.stats[k] = 0, [], Stats()
+            self.pending[k], self.parts[k], self.stats[k] = 0, [], Stats()
             for w, items in sorted(by_worker.items()):
                 self.task(w, k, items, moved=False)
             if not by_worker:
@@ -153,9 +159,9 @@ class _Run:
         self.inboxes[w].put(("task", k, items, moved))
 
     def receive(self, w: int, msg: tuple) -> None:
-        _, k, slots, lines, metas, stats, moved, costs = msg
-        if slots:
-            self.rows[k].append((slots, lines, metas))
+        _, k, name, slots, stats, moved, costs = msg
+        if name is not None:
+            self.parts[k].append({"file": name, "slots": slots})
         self.stats[k].add(Stats.from_dict(stats))
         for company, cost in costs.items():
             self.costs[company] = self.costs.get(company, 0.0) + cost
@@ -172,7 +178,7 @@ class _Run:
             self.finish(k)
 
     def finish(self, k: int) -> None:
-        shards.write_shard(self.out, k, *_in_slot_order(self.rows.pop(k)), self.stats[k])
+        shards.finish_parts(self.out, k, self.parts.pop(k), self.stats[k])
         del self.pending[k]
         if self.on_done:
             self.on_done(k, self.stats.pop(k))
@@ -206,15 +212,6 @@ def epochs(todo: list[int], procs: int) -> list[list[int]]:
     return out
 
 
-def _in_slot_order(parts: list[tuple[list[int], bytes, bytes]]) -> tuple[bytes, bytes]:
-    """One shard's row lines and meta lines from its parts, in slot order (a slot's rows keep their order)."""
-    if len(parts) == 1 and parts[0][0] == sorted(parts[0][0]):
-        return parts[0][1], parts[0][2]
-    rows = sorted(((slot, line, meta) for slots, lines, metas in parts
-                   for slot, line, meta in zip(slots, lines.split(b"\n"), metas.split(b"\n"))), key=lambda r: r[0])
-    return b"".join(line + b"\n" for _, line, _ in rows), b"".join(meta + b"\n" for _, _, meta in rows)
-
-
 def least_owning(owners: dict[str, int], procs: int) -> int:
     """An owner for a company first seen after the first cut: the worker that owns the fewest companies."""
     counts = [0] * procs
@@ -227,13 +224,15 @@ def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_
         on_done: Callable[[int, Stats], None] | None = None) -> None:
     """Generate shards `todo` with `procs` company-affine workers; `on_done(k, stats)` after each shard is written."""
     shards._SLOT_FN = slot_fn
+    for k in todo:
+        shards.clear_parts(out, k)
     ctx = multiprocessing.get_context("fork")
     state = _Run(out, slot_fn, todo, n_slots, shard_size, procs, on_done)
     workers = []
     for w in range(procs):
         parent, child = ctx.Pipe(duplex=False)
         inbox = ctx.Queue()
-        proc = ctx.Process(target=_work, args=(inbox, child, w), daemon=True)
+        proc = ctx.Process(target=_work, args=(inbox, child, w, out), daemon=True)
         proc.start()
         child.close()
         state.conns.append(parent)

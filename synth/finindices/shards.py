@@ -107,6 +107,48 @@ def encoded_lines(rows: list[dict]) -> tuple[bytes, bytes]:
             "".join(dumps(_meta(row)) + "\n" for row in rows).encode("utf-8"))
 
 
+def write_part(out: Path, k: int, name: str, lines: bytes, metas: bytes) -> str:
+    """One worker's rows of shard k (company-affine workers, affine.py) as `shard-K.NAME.jsonl` + `.meta`, each
+    written atomically; returns the rows file's name. The shard is done once `finish_parts` lists its parts."""
+    rows_path = _paths(out, k)[0].with_suffix(f".{name}.jsonl")
+    _atomic_write(rows_path, lines)
+    _atomic_write(rows_path.with_suffix(".meta"), metas)
+    return rows_path.name
+
+
+def finish_parts(out: Path, k: int, parts: list[dict], stats: Stats) -> None:
+    """Shard k as the parts its workers wrote ({"file", "slots": the slot of each row}: the merge reads them in
+    slot order, `shard_lines`), its stats, then its completion marker; no row is copied here."""
+    rows_path, stats_path, done_path = _paths(out, k)
+    _atomic_write(rows_path.with_suffix(".parts.json"), json.dumps(parts) + "\n")
+    _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
+    _atomic_write(done_path, "")
+
+
+def clear_parts(out: Path, k: int) -> None:
+    """Remove what a killed run left of shard k's parts (only for a shard that is not done)."""
+    for path in (out / "shards").glob(f"shard-{k:05d}.part-*"):
+        path.unlink(missing_ok=True)
+
+
+def shard_lines(rows_path: Path) -> Iterator[tuple[bytes, str]]:
+    """(row line, meta line) of a finished shard in slot order: its one rows file, or its workers' parts put
+    back in slot order (a slot's rows keep their order)."""
+    index = rows_path.with_suffix(".parts.json")
+    if not index.is_file():
+        with open(rows_path, "rb") as rows, open(rows_path.with_suffix(".meta"), encoding="utf-8") as metas:
+            yield from zip(rows, metas)
+        return
+    lines = []
+    for part in json.loads(index.read_text(encoding="utf-8")):
+        path = rows_path.with_name(part["file"])
+        with open(path, "rb") as rows, open(path.with_suffix(".meta"), encoding="utf-8") as metas:
+            lines += zip(part["slots"], rows, metas)
+    lines.sort(key=lambda r: r[0])
+    for _, line, meta in lines:
+        yield line, meta
+
+
 def write_shard(out: Path, k: int, lines: bytes, metas: bytes, stats: Stats) -> None:
     """Shard k's rows, meta sidecar (both UTF-8, a line each) and stats, each written atomically, then its completion marker."""
     rows_path, stats_path, done_path = _paths(out, k)
@@ -201,16 +243,15 @@ def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stat
     seen = set()
     for path in rows_files:
         stats.add(Stats.from_dict(json.loads(path.with_name(path.name.replace(".jsonl", ".stats.json")).read_text())))
-        with open(path, "rb") as rows, open(path.with_suffix(".meta"), encoding="utf-8") as metas:
-            for line, meta_line in zip(rows, metas):
-                meta = json.loads(meta_line)
-                sig = signature(meta)
-                if sig in seen:
-                    stats.kept -= 1
-                    stats.drop("duplicate")
-                    continue
-                seen.add(sig)
-                yield meta, line
+        for line, meta_line in shard_lines(path):
+            meta = json.loads(meta_line)
+            sig = signature(meta)
+            if sig in seen:
+                stats.kept -= 1
+                stats.drop("duplicate")
+                continue
+            seen.add(sig)
+            yield meta, line
 
 
 def write_splits(out: Path, rows: Iterator[tuple[dict, bytes]], on_row: Callable[[dict], None]) -> None:
