@@ -156,11 +156,11 @@ def main() -> int:
     print(f"GOAL 1 ratio         samples/s 2 procs / 1 proc = {one['wall'] / two['wall']:.2f} wall-clock (goal >= 1.70; "
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate))")
-    rows = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, receive rows, write shards
+    parent = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, list parts, merge beside
     extra = max(0.0, p2["generate (workers)"] - g1)  # what the second worker redoes: store loads, shared line memos, straddlers
     print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2.get('merge', 0.0):.2f} s + other "
           f"{serial2 - p2['start-up'] - p2.get('merge', 0.0):.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
-          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {rows:.2f} s)")
+          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {parent:.2f} s)")
     # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2, taken as fixed per worker);
     # the parent's per-row work R runs beside the workers and bounds generation from below; start-up stays serial;
     # G1, R and the serial rest grow with the samples. Printed at the measured size and at 100x (1M samples at the default --num).
@@ -168,7 +168,7 @@ def main() -> int:
         for procs in (2, 16, 64):
             start, merge = p2["start-up"], (serial2 - p2["start-up"]) * scale
             t1 = p1["start-up"] + (serial1 - p1["start-up"]) * scale + g1 * scale
-            t = start + merge + max((g1 * scale + (procs - 1) * extra) / procs, rows * scale)
+            t = start + merge + max((g1 * scale + (procs - 1) * extra) / procs, parent * scale)
             print(f"extrapolated P={procs:<3}    {args.num * scale:>8} samples: efficiency {t1 / (procs * t):.2f}  (model T(P) = "
                   f"start-up + merge + max((G1 + (P - 1) d) / P, R) = {t:.1f} s; P free cores, companies >> P)")
     print(f"tokenize alone       {floor:.1f} s CPU ({tokens / max(floor, 1e-9) / 1e6:.2f} M tokens/s), every emitted prompt from scratch")
