@@ -1,5 +1,6 @@
-"""The tiktoken start-up cache (`tokens.tiktoken_encoding`): the parsed BPE ranks are pickled once in the
-ledgerlm cache folder and later processes build the same encoder from them without parsing the BPE file.
+"""The tiktoken start-up cache (`tokens.tiktoken_encoding`): the parsed BPE ranks are written once to the
+ledgerlm cache folder as plain arrays (never pickle) and later processes build the same encoder from them without
+parsing the BPE file; a file others can write is never read.
 
     python -m pytest tests/test_synth_tokens_cache.py -q
 """
@@ -19,7 +20,7 @@ def test_cached_ranks_give_the_same_encoder_without_parsing_the_bpe_file(tmp_pat
     monkeypatch.setenv("LEDGERLM_CACHE_DIR", str(tmp_path))
     reference = tiktoken.get_encoding("o200k_base")
     first = tiktoken_encoding("o200k_base")  # builds the cache file
-    files = list(tmp_path.glob("tiktoken-o200k_base-*.pkl"))
+    files = list(tmp_path.glob("tiktoken-o200k_base-*.ranks"))
     assert len(files) == 1
 
     def no_parsing(*args, **kwargs):
@@ -33,7 +34,11 @@ def test_cached_ranks_give_the_same_encoder_without_parsing_the_bpe_file(tmp_pat
         assert enc.n_vocab == reference.n_vocab and enc._pat_str == reference._pat_str
     assert TokenCounter("o200k_base").family == "nl"  # the counter uses the cached encoder too
 
-    files[0].write_bytes(b"truncated")  # a damaged file is rebuilt (this time by parsing: the patch must fire)
+    files[0].chmod(0o666)  # writable by others: not read (rebuilt by parsing: the patch must fire)
+    with pytest.raises(AssertionError, match="parsed"):
+        tiktoken_encoding("o200k_base")
+    files[0].chmod(0o600)
+    files[0].write_bytes(files[0].read_bytes()[:-10])  # a damaged file is rebuilt too
     with pytest.raises(AssertionError, match="parsed"):
         tiktoken_encoding("o200k_base")
 

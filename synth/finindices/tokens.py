@@ -65,7 +65,7 @@ recorded `count_prompt` calls replayed (o200k_base): 2.35 M characters encoded i
   within 1 % of the cap in full at run time and stops the run on any difference.
 
 Start-up: `tiktoken_encoding` keeps the parsed BPE ranks of tiktoken's encodings in the ledgerlm cache
-folder (a pickle: ~0.1 s to load instead of ~0.4-1 s to parse the base64 file, per process and worker).
+folder (plain arrays, never pickle: ~0.1 s to load instead of ~0.4-1 s to parse the base64 file, per process).
 """
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ import re
 import sys
 from pathlib import Path
 
+from ledgerlm.atomic import atomic_open
 from ledgerlm.errors import InputError
 
 DEFAULT_TOKENIZER = "o200k_base"
@@ -172,12 +173,12 @@ def _hf_figures(patterns: list[str], mains: list[int], added: list[dict]) -> tup
 
 def tiktoken_encoding(name: str):
     """`tiktoken.get_encoding(name)`, with the constructor's result (the parsed BPE ranks: ~1 s CPU to parse from
-    base64 per process) pickled in the ledgerlm cache folder (`$LEDGERLM_CACHE_DIR`, default ~/.cache/ledgerlm;
-    `off`: no file). Only tiktoken's own encodings are cached; the key is the encoding name, tiktoken's version and
-    the sha256 of the module that defines it (which pins the BPE file's sha256), so an upgrade makes a new file.
-    A missing cache runs tiktoken's constructor as usual (reading TIKTOKEN_CACHE_DIR or downloading)."""
-    import pickle
-
+    base64 per process) kept in the ledgerlm cache folder (`$LEDGERLM_CACHE_DIR`, default ~/.cache/ledgerlm;
+    `off`: no file) as plain data, never pickle: a JSON header (name, regex, special tokens) and the ranks as
+    arrays (`_write_ranks`). Only tiktoken's own encodings are cached; the key is the encoding name, tiktoken's
+    version and the sha256 of the module that defines it (which pins the BPE file's sha256), so an upgrade makes
+    a new file. A file that another user owns or others can write is not read (as for the store cache). A
+    missing or unreadable cache runs tiktoken's constructor as usual (reading TIKTOKEN_CACHE_DIR or downloading)."""
     import tiktoken
     import tiktoken.registry
 
@@ -188,20 +189,62 @@ def tiktoken_encoding(name: str):
         return tiktoken.get_encoding(name)
     source = Path(sys.modules[constructor.__module__].__file__).read_bytes()
     key = hashlib.sha256(f"{name}\0{tiktoken.__version__}\0".encode() + source).hexdigest()[:24]
-    path = folder / f"tiktoken-{name}-{key}.pkl"
+    path = folder / f"tiktoken-{name}-{key}.ranks"
     try:
-        with open(path, "rb") as f:
-            spec = pickle.load(f)
-    except Exception:  # noqa: BLE001 - absent, partial or unreadable: rebuild it
+        if not (_private(folder) and _private(path)):
+            raise OSError("not private")
+        spec = _read_ranks(path)
+    except Exception:  # noqa: BLE001 - absent, partial, unreadable or not ours: rebuild it
         spec = constructor()
         try:
-            from ledgerlm.atomic import atomic_open
-
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             with atomic_open(path, "wb") as f:
-                pickle.dump(spec, f, protocol=pickle.HIGHEST_PROTOCOL)
+                _write_ranks(spec, f)
+            os.chmod(path, 0o600)
         except OSError:  # a read-only cache folder: still counts, only slower to start
             pass
     return tiktoken.Encoding(**spec)
+
+
+def _private(path: Path) -> bool:
+    """Owned by this user and not writable by group or others."""
+    st = path.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _write_ranks(spec: dict, f) -> None:
+    """Header line (JSON: every field but the ranks, plus the ranks' count), then the tokens' lengths (uint16),
+    their ranks (uint32) and the tokens' bytes, concatenated."""
+    from array import array
+
+    ranks = spec["mergeable_ranks"]
+    tokens = list(ranks)
+    header = {k: v for k, v in spec.items() if k != "mergeable_ranks"} | {"n_ranks": len(tokens)}
+    f.write(json.dumps(header).encode() + b"\n")
+    f.write(array("H", map(len, tokens)).tobytes())
+    f.write(array("I", map(ranks.__getitem__, tokens)).tobytes())
+    f.write(b"".join(tokens))
+
+
+def _read_ranks(path: Path) -> dict:
+    """The spec `_write_ranks` wrote (ValueError on a file that does not add up)."""
+    from array import array
+    from itertools import accumulate
+
+    data = path.read_bytes()
+    end = data.index(b"\n")
+    spec = json.loads(data[:end])
+    n = spec.pop("n_ranks")
+    lengths, ranks = array("H"), array("I")
+    pos = end + 1
+    lengths.frombytes(data[pos:pos + 2 * n])
+    ranks.frombytes(data[pos + 2 * n:pos + 6 * n])
+    blob = data[pos + 6 * n:]
+    if len(lengths) != n or len(ranks) != n or sum(lengths) != len(blob):
+        raise ValueError(f"{path}: damaged ranks file")
+    starts = [0, *accumulate(lengths)]
+    spec["mergeable_ranks"] = {blob[starts[i]:starts[i + 1]]: ranks[i] for i in range(n)}
+    return spec
 
 
 def _cache_dir() -> Path | None:
