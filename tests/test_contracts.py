@@ -109,6 +109,12 @@ SAMPLE = {"id": "s1", "paradigm": "single", "axis": "domain", "hint": True, "ans
     ({"messages": [{"content": "x"}]}, "messages[0].role", "needs role and content"),
     ({"traps": [{"kind": "distractor", "detail": "x"}]}, "traps[0].kind", "is not one of"),
     ({"provenance": [{"concept": "revenue", "period": "FY2023", "value": 1.0}]}, "provenance[0].source", "missing key"),
+    # keys and list items of plain types pass on one type test; everything else still reaches the full checker
+    ({"provenance": [{"concept": "r", "period": "FY2023", "value": 1, "source": "x"},
+                     {"concept": "r", "period": "FY2023", "value": True, "source": "x"}]}, "provenance[1].value", "true is not"),
+    ({"provenance": [{"concept": "r", "period": "FY2023", "value": 1.0, "source": "x", "unit": "USD"}]}, "provenance[0].unit",
+     "unknown key of a FactUsed"),
+    ({"target_periods": ["FY2023", 2024]}, "target_periods[1]", "2024 is not a string"),
     ({"answer": "n/a"}, "answer", "exactly 'Insufficient information'"),
     ({"answer": [[1.0]]}, "answer", "a single item's answer is one number"),
     ({"context_formats": ["pdf"]}, "context_formats[0]", "is not one of"),
@@ -239,19 +245,21 @@ _paragraph = st.text(alphabet=st.sampled_from(list("ab \n\n\"\\\t\x00\x1fé中\u
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_paragraph, min_size=1, max_size=8), st.sampled_from(["", "content", "solution"]),
-       st.sampled_from([{}, {"sort_keys": True}, {"compact": True}]))
-def test_long_message_contents_serialize_as_one_json_dumps(paragraphs, placeholder, options):
-    """`dumps` escapes long message contents paragraph by paragraph with a memo (synth prompts repeat report blocks):
-    the line is the one `json.dumps` writes (lone surrogates as U+FFFD), also when the row holds the placeholder text."""
+       st.sampled_from([{}, {"sort_keys": True}, {"compact": True}]), st.booleans())
+def test_long_message_contents_serialize_as_one_json_dumps(paragraphs, placeholder, options, long_solution):
+    """`dumps` escapes long message contents paragraph by paragraph and long top-level texts (a solution) whole, both
+    through a memo (synth prompts repeat report blocks, hint variants share a solution): the line is the one
+    `json.dumps` writes (lone surrogates as U+FFFD), also when the row holds the placeholder text."""
     import re
 
     from ledgerlm import contracts
 
-    hole = contracts._HOLE.format(0)
+    hole = contracts._HOLE.format(1 if long_solution and placeholder == "solution" else 0)
     content = "\n\n".join(paragraphs) + "x" * contracts._LONG + "\n\n".join(reversed(paragraphs))
+    solution = "\n\n".join(reversed(paragraphs)) + "y" * contracts._LONG if long_solution else "sol"
     row = {**SAMPLE, "messages": [{"role": "system", "content": "s"},
                                   {"role": "user", "content": (hole if placeholder == "content" else "") + content}],
-           "solution": hole if placeholder == "solution" else "sol"}
+           "solution": (hole if placeholder == "solution" else "") + solution}
     separators = (",", ":") if options.get("compact") else None
     expected = re.sub("[\ud800-\udfff]", "\ufffd", json.dumps(row, ensure_ascii=False, sort_keys=bool(options.get("sort_keys")),
                                                                 separators=separators))

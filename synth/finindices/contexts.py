@@ -439,15 +439,18 @@ class Builder:
         return self._statements[key]
 
     def exact_scales(self, company: str, report: ReportKey, scope: str, statements: list[str], language: str) -> list[int]:
-        """Scales at which every amount of the block is a whole number (so the shown figures are exact)."""
-        key = (company, report, scope, tuple(statements), language)
-        if key in self._rendered:
-            return self._rendered[key]
-        stmts = [s for s in (self.statement(company, report, n, scope) for n in statements) if s]
-        amounts = [it["value"] for s in stmts for it in s["items"] if it.get("value") is not None and "/" not in it.get("unit", "/")
-                   and it.get("unit", "").lower() != "shares"]
-        self._rendered[key] = [k for k in SCALES[language] if all(float(v) % k == 0 for v in amounts)]
-        return self._rendered[key]
+        """Scales of `language` at which every amount of the block is a whole number (so the shown figures are exact).
+        Which scales divide the amounts does not depend on the language: the block's amounts are scanned once, for
+        the scales of every language, and each language's list is kept (in its SCALES order)."""
+        key = (company, report, scope, tuple(statements), "exact_scales")
+        hit = self._rendered.get(key)
+        if hit is None:
+            stmts = [s for s in (self.statement(company, report, n, scope) for n in statements) if s]
+            amounts = [it["value"] for s in stmts for it in s["items"] if it.get("value") is not None and "/" not in it.get("unit", "/")
+                       and it.get("unit", "").lower() != "shares"]
+            exact = {k for k in set().union(*SCALES.values()) if all(float(v) % k == 0 for v in amounts)}
+            hit = self._rendered[key] = {lang: [k for k in scales if k in exact] for lang, scales in SCALES.items()}
+        return hit[language]
 
     def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
                      scale: int = 1) -> str:

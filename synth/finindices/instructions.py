@@ -39,6 +39,7 @@ def templates(language: str) -> dict:
     return pool
 
 
+@functools.lru_cache(maxsize=None)  # a few hundred period labels, described in every prompt that asks about them
 def describe_period(label: str, language: str) -> str:
     """`FY2023Q3YTD` -> 'the first three quarters of fiscal 2023 (FY2023Q3YTD, nine months year-to-date)'."""
     p = parse_period(label)
