@@ -94,7 +94,7 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         raise LedgerError(f"{where}: {err}") from None
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
-    reports = {_report(f.report) for f in ev.facts.values()} | {_report(r) for _, r in ev.absent}
+    reports = {_report(label) for label in {f.report for f in ev.facts.values()} | {r for _, r in ev.absent}}
     return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
                       scope, sorted(set(ev.absent)))
 
@@ -141,7 +141,7 @@ class _Evaluator:
     def eval(self, node: Node, p: Period, basis: str) -> float:
         """The node's value at (p, basis), once per evaluation: keyed by the node's text, so equal subformulas of
         different indices (`revenue` in a formula and in the index it reads) are one step of the trace."""
-        key = (str(node), p, basis)
+        key = (node.text, p.label, basis)  # a label names one period (a str hashes in C, a Period in Python)
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = self._eval(node, p, basis)
@@ -158,14 +158,15 @@ class _Evaluator:
             left, right = self.eval(node.left, p, basis), self.eval(node.right, p, basis)
             if node.op == "/" and right == 0:
                 raise IndexUndefined(f"division by zero in {node} ({_r(left)} / 0)")
-            value = {"+": left + right, "-": left - right, "*": left * right}.get(node.op) if node.op != "/" else left / right
+            op = node.op
+            value = left + right if op == "+" else left - right if op == "-" else left * right if op == "*" else left / right
             return self._calc(node, p, basis, value, f"{_r(left)} {node.op} {_r(right)}")
         if isinstance(node, Call):
             return self._call(node, p, basis)
         raise TypeError(f"not a formula node: {node!r}")
 
     def _calc(self, node: Node, p: Period, basis: str, value: float, arithmetic: str = "") -> float:
-        step = {"kind": "calc", "expr": str(node), "period": p.label, "value": value}
+        step = {"kind": "calc", "expr": node.text, "period": p.label, "value": value}
         if basis != "end":
             step["basis"] = basis
         if arithmetic:

@@ -56,15 +56,15 @@ class FormulaError(InputError):
 
 
 class _Text:
-    """`str(node)` is the formula text of the node; compute.py uses it as a memo key at every evaluation
-    step, so it is built once per node (nodes are frozen) and kept."""
+    """`str(node)` is the formula text of the node, also kept as the attribute `node.text` (not a field: equality and
+    hashing are untouched). compute.py keys its memo with it at every evaluation step, so it is built once, when the
+    node is made (nodes are frozen; children are made first, so each level joins its children's kept texts)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", self._text())
 
     def __str__(self) -> str:
-        text = self.__dict__.get("_str")
-        if text is None:
-            text = self._text()
-            object.__setattr__(self, "_str", text)
-        return text
+        return self.text
 
 
 @dataclass(frozen=True)

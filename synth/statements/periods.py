@@ -16,12 +16,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 
 from ledgerlm.errors import InputError
 
 KINDS = ("FY", "Q", "YTD", "TTM")
 _PERIOD_RE = re.compile(r"^FY(?P<year>\d{4})(?:(?P<half>H1)|Q(?P<q>[1-4])(?P<suffix>YTD|TTM)?)?$")
+
+
+class _kept:
+    """A computed attribute kept in the instance dict after its first read (fields, hash, eq and order are untouched).
+    `functools.cached_property` without its per-property lock (Python 3.11 takes an RLock on every first read, which
+    cost more than the label itself: compute makes new periods and reports at every operator); a race of two
+    threads computes the same string twice, which is harmless."""
+
+    def __init__(self, fn):
+        self.fn, self.name = fn, fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 @dataclass(frozen=True, order=True)
@@ -35,7 +51,7 @@ class ReportKey:
         if self.quarters not in (1, 2, 3, 4):
             raise ValueError(f"ReportKey.quarters must be 1..4, got {self.quarters}")
 
-    @cached_property  # kept in the instance dict (fields, hash, eq and order are untouched): labels are read millions of times
+    @_kept  # labels are read millions of times
     def label(self) -> str:
         return {4: f"FY{self.fiscal_year}", 1: f"FY{self.fiscal_year}Q1", 2: f"FY{self.fiscal_year}H1"}.get(
             self.quarters, f"FY{self.fiscal_year}Q{self.quarters}YTD"
@@ -73,7 +89,7 @@ class Period:
             raise ValueError(f"period quarter must be 1..4, got {self.quarter}")
 
     # -- naming --------------------------------------------------------------------------
-    @cached_property  # as ReportKey.label
+    @_kept  # as ReportKey.label
     def label(self) -> str:
         y = f"FY{self.fiscal_year}"
         if self.kind == "FY":
