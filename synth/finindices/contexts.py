@@ -573,19 +573,19 @@ class Builder:
         parent_shown = any(scope == "parent" for _, scope in shown_blocks)
         # issue 11: a no-hint variant only for indices whose convention is standard; its prompt states the conventions
         variants = [v for v in cfg.hint_variants if v == "hint" or all(ix.no_hint for ix in item.indices)]
-        for variant in variants:
-            hint = variant == "hint"
-            user = instructions.user_message(
-                choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
-                periods=item.periods, kinds=kinds, currency=currency,
-                hints=[ix.hint_text(language) for ix in item.indices] if hint else None,
-                conventions=None if hint else [ix.convention_text(language) for ix in item.indices], scope_note=parent_shown,
-                split_text=split_text)
+        hinted = [variant == "hint" for variant in variants]
+        users = instructions.user_messages(  # the prompt's shared parts are written once for all variants
+            choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
+            periods=item.periods, kinds=kinds, currency=currency, scope_note=parent_shown, split_text=split_text,
+            variants=[([ix.hint_text(language) for ix in item.indices], None) if hint else
+                      (None, [ix.convention_text(language) for ix in item.indices]) for hint in hinted])
+        # shared by the variants' rows like `provenance` (rows are only read once written: counted, checked, dumped)
+        unrounded = [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value
+        for hint, user in zip(hinted, users):
             row = {"id": f"fin-{cfg.seed}-{slot:07d}-{'h' if hint else 'n'}", **base, "hint": hint,
                    "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
                    "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,
-                   "provenance": provenance, "language": language,
-                   "value_unrounded": [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value,
+                   "provenance": provenance, "language": language, "value_unrounded": unrounded,
                    "_blocks": texts}  # popped by the token-cap step: each rendered block is counted once per run
             rows.append(row)
         return rows

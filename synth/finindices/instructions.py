@@ -139,27 +139,40 @@ def user_message(choice: Choice, *, company: str, company_name: str, blocks: lis
     """The whole user turn: intro, numbered documents, question, optional formula block (or, without it, the
     conventions the answer uses), constraints, answer format. `scope_note`: parent-company statements are shown,
     so the question says the answer is for the consolidated group (issue 11)."""
+    return user_messages(choice, company=company, company_name=company_name, blocks=blocks, index_names=index_names,
+                         periods=periods, kinds=kinds, currency=currency, variants=[(hints, conventions)],
+                         scope_note=scope_note, split_text=split_text)[0]
+
+
+def user_messages(choice: Choice, *, company: str, company_name: str, blocks: list[str], index_names: list[str],
+                  periods: list[str], kinds: list[str], currency: str, variants: list[tuple[list[str] | None, list[str] | None]],
+                  scope_note: bool = False, split_text: str = "") -> list[str]:
+    """`user_message` for each (hints, conventions) of `variants`: an item's hint variants differ only in the
+    formula block (or the conventions said instead), so the documents, question and constraints are written once."""
     pool = templates(choice.language)
     sep = pool["list_sep"]
-    parts = [choice.intro.format(company_name=company_name, company=company), ""]
+    head = [choice.intro.format(company_name=company_name, company=company), ""]
     for n, block in enumerate(blocks, 1):
-        parts += [pool["block_header"].format(n=n), block, ""]
-    parts += [pool["blocks_end"], ""]
+        head += [pool["block_header"].format(n=n), block, ""]
+    head += [pool["blocks_end"], ""]
     period_text = sep.join(describe_period(p, choice.language) for p in periods)
-    parts.append(choice.question.format(company_name=company_name, company=company, index=sep.join(index_names),
-                                        indices=sep.join(index_names), period=period_text, periods=period_text))
+    head.append(choice.question.format(company_name=company_name, company=company, index=sep.join(index_names),
+                                       indices=sep.join(index_names), period=period_text, periods=period_text))
     if scope_note:
-        parts.append(pool["scope_note"])
+        head.append(pool["scope_note"])
     if split_text:  # the shown per-share amounts / share counts are on the latest split basis, not as first filed
-        parts.append(split_text)
-    if hints is None and conventions and any(conventions):
-        parts.append(pool["conventions"].format(conventions=" ".join(dict.fromkeys(c for c in conventions if c))))
-    if hints is not None:
-        if len(hints) == 1:
-            parts.append(pool["hint_single"].format(hint=hints[0]))
-        else:
-            items = "\n".join(pool["hint_item"].format(index=n, hint=h) for n, h in zip(index_names, hints))
-            parts.append(pool["hint_table"].format(hints=items))
-    parts.append(constraint_text(choice, kinds, currency))
-    parts.append(pool["answer"][choice.answer_format])
-    return "\n".join(parts)
+        head.append(split_text)
+    tail = [constraint_text(choice, kinds, currency), pool["answer"][choice.answer_format]]
+    return ["\n".join(head + _formula_block(pool, index_names, hints, conventions) + tail) for hints, conventions in variants]
+
+
+def _formula_block(pool: dict, index_names: list[str], hints: list[str] | None, conventions: list[str] | None) -> list[str]:
+    """The hint lines (the formulas), or without hints the conventions the answer uses (none when all are standard)."""
+    if hints is None:
+        if conventions and any(conventions):
+            return [pool["conventions"].format(conventions=" ".join(dict.fromkeys(c for c in conventions if c)))]
+        return []
+    if len(hints) == 1:
+        return [pool["hint_single"].format(hint=hints[0])]
+    items = "\n".join(pool["hint_item"].format(index=n, hint=h) for n, h in zip(index_names, hints))
+    return [pool["hint_table"].format(hints=items)]

@@ -84,10 +84,10 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
 def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
     out = []
     for item in stmt["items"]:
-        value = item.get("value")
-        if value is not None and shown_scaled(item.get("concept", "")):
+        value, concept = item.get("value"), item.get("concept", "")
+        if value is not None and shown_scaled(concept):
             value = value / scale
-        out.append((_row_label(item, language), _number(value)))
+        out.append((_label_for(concept, item.get("label") or "", language), _number(value)))  # = _row_label(item, language)
     return out
 
 
