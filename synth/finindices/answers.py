@@ -8,6 +8,8 @@ truth). The unrounded base-unit value is kept in each row (`value_unrounded`).
 """
 from __future__ import annotations
 
+import functools
+
 from ledgerlm.synth.indices.compute import format_answer
 
 INSUFFICIENT = "Insufficient information"
@@ -21,8 +23,11 @@ def answer_unit(result_kind: str, currency_unit: str) -> str:
     return currency_unit if result_kind == "currency" else "percent" if result_kind == "percent" else "units"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def answer_text(value: float, result_kind: str, currency_unit: str, decimals: int) -> str:
-    """The answer as text with exactly `decimals` places (scaled, rounded half away from zero; never '-0.00')."""
+    """The answer as text with exactly `decimals` places (scaled, rounded half away from zero; never '-0.00').
+    Memoised: a cell is written for the unit re-draw (`rounds_to_zero`), the answer and the worked solution. Equal
+    keys give equal text (1 and 1.0 scale alike; 0.0 and -0.0 both print '0', without the minus)."""
     text = format(format_answer(value, result_kind, answer_unit(result_kind, currency_unit), decimals), "f")
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
