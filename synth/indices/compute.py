@@ -148,10 +148,12 @@ class _Evaluator:
         return hit
 
     def _eval(self, node: Node, p: Period, basis: str) -> float:
+        if isinstance(node, Name):  # the node kinds in the order of how often they are met
+            return self._name(node.name, p, basis)
+        if isinstance(node, Call):
+            return self._call(node, p, basis)
         if isinstance(node, Num):
             return node.value
-        if isinstance(node, Name):
-            return self._name(node.name, p, basis)
         if isinstance(node, Neg):
             return self._calc(node, p, basis, -self.eval(node.operand, p, basis))
         if isinstance(node, BinOp):
@@ -161,8 +163,6 @@ class _Evaluator:
             op = node.op
             value = left + right if op == "+" else left - right if op == "-" else left * right if op == "*" else left / right
             return self._calc(node, p, basis, value, f"{_r(left)} {node.op} {_r(right)}")
-        if isinstance(node, Call):
-            return self._call(node, p, basis)
         raise TypeError(f"not a formula node: {node!r}")
 
     def _calc(self, node: Node, p: Period, basis: str, value: float, arithmetic: str = "") -> float:
@@ -231,7 +231,7 @@ class _Evaluator:
         if name in ("interest_bearing_liabilities", "non_interest_bearing_liabilities"):
             return self._interest_bearing(name, p, basis)
         if name in self.registry:  # another index (YAML entries only; concepts are read directly)
-            value = self.eval(self.registry[name].ast, p, basis)
+            value = self._index(name, p, basis)
             step = {"kind": "index", "index": name, "formula": self.registry[name].formula, "period": p.label, "value": value}
             if basis != "end":
                 step["basis"] = basis
@@ -239,17 +239,49 @@ class _Evaluator:
             return value
         return self._fact(name, p, basis)
 
+    def _index(self, name: str, p: Period, basis: str) -> float:
+        """Another index's value at (p, basis). Indices read the same sub-indices over and over (interest-bearing debt
+        in a dozen debt, capital and return indices, each at a period and a year earlier), so on the full store an
+        evaluation of a sub-index is recorded once, from an empty memo, and replayed into every later evaluation whose
+        memo holds none of the recording's keys: then a fresh evaluation would add exactly the recorded trace steps,
+        facts, absent lines, unit and memo entries. Otherwise (a shared key: the evaluation reuses one of its steps),
+        and for a sub-index that raises, it is evaluated here as before."""
+        ast = self.registry[name].ast
+        memo = getattr(self.store, "index_memo", lambda: None)()
+        if memo is None:
+            return self.eval(ast, p, basis)
+        key = (self.company, self.scope, name, p.label, basis)
+        rec = memo.get(key)
+        if rec is None:
+            rec = memo[key] = self._record(ast, p, basis)
+        if rec is _FAILS or any(k in self.memo for k in rec.memo):
+            return self.eval(ast, p, basis)
+        self.trace += rec.trace
+        for k, ref in rec.facts.items():
+            self.facts.setdefault(k, ref)
+        self.absent += rec.absent
+        self.unit = self.unit or rec.unit
+        self.memo.update(rec.memo)
+        return rec.memo[(ast.text, p.label, basis)]
+
+    def _record(self, ast: Node, p: Period, basis: str):
+        """A fresh evaluation of `ast` (its trace, facts, absent lines, unit and memo), or _FAILS when it raises (errors
+        name the asking index, and what an error leaves behind is not replayed)."""
+        child = _Evaluator(self.store, self.company, self.scope, self.registry, self.index_id)
+        try:
+            child.eval(ast, p, basis)
+        except LedgerError:
+            return _FAILS
+        child.registry = child.store = None  # what is replayed, not what it was read from
+        return child
+
     def _fact(self, concept: str, p: Period, basis: str) -> float:
         d = self.store.shared_value(self.company, concept, p, self.scope, basis)  # read only: never copied
         for ref in d.inputs:
             self.facts.setdefault((ref.concept, ref.report, ref.source), ref)
         if not self.unit and d.unit and "/" not in d.unit and d.unit.lower() != "shares":
             self.unit = d.unit
-        self.trace.append({
-            "kind": "fact", "concept": concept, "period": p.label, "basis": basis, "value": d.value, "unit": d.unit,
-            "inputs": [{"concept": r.concept, "report": r.report, "value": r.value, "source": r.source} for r in d.inputs],
-            "steps": list(d.steps),
-        })
+        self.trace.append(_fact_step(d, concept, p.label, basis))
         return d.value
 
     def _interest_bearing(self, name: str, p: Period, basis: str) -> float:
@@ -278,6 +310,24 @@ class _Evaluator:
                            "arithmetic": " + ".join(_r(i["value"]) for i in items) or "0"
                            if name == "interest_bearing_liabilities" else f"{_r(total)} - ({' + '.join(_r(i['value']) for i in items) or '0'})"})
         return value
+
+
+_FAILS = object()  # a recorded sub-index evaluation that raised (see _Evaluator._index)
+
+
+def _fact_step(d, concept: str, label: str, basis: str) -> dict:
+    """The trace step of reading `concept` at (label, basis) as `d`, built once per Derived and kept on it: the full
+    store hands every compute of the company the same remembered Derived, so its traces share the step (as they share
+    its FactRefs; an IndexValue is only ever read, see finindices/solutions.py `_per_value`)."""
+    key = (concept, label, basis)
+    kept = d.__dict__.get("_trace_step")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    step = {"kind": "fact", "concept": concept, "period": label, "basis": basis, "value": d.value, "unit": d.unit,
+            "inputs": [{"concept": r.concept, "report": r.report, "value": r.value, "source": r.source} for r in d.inputs],
+            "steps": list(d.steps)}
+    d.__dict__["_trace_step"] = (key, step)
+    return step
 
 
 def _shift(op: str, p: Period, index_id: str) -> Period:

@@ -218,6 +218,16 @@ class FactStore(StoreViews):
         """The full store's derivations, remembered (a view starts without: `_view` drops every cached property)."""
         return {}
 
+    @cached_property
+    def _index_memo(self) -> dict:
+        """compute.py's recorded sub-index evaluations over the full store (a view starts without, as `_value_memo`)."""
+        return {}
+
+    def index_memo(self) -> dict | None:
+        """Where compute() keeps the sub-index evaluations it recorded on this store; None for a view (which derives
+        afresh: it is made for one question and sees other reports)."""
+        return self._index_memo if self._allowed is None else None
+
     def value(self, company: str, concept: str, period: Period | str, scope: str = "consolidated", basis: str = "end") -> Derived:
         """The value of `concept` over (flows) or at (stocks) `period`, derived from reports.
 

@@ -1,0 +1,70 @@
+"""compute() on the full store replays recorded sub-index evaluations (compute.py `_Evaluator._index`): every result
+must equal a fresh evaluation's, trace step for step (the trace feeds the worked solutions and the provenance).
+
+    python -m pytest tests/test_indices_replay.py -q
+"""
+from __future__ import annotations
+
+import pytest
+
+from ledgerlm.errors import LedgerError
+from ledgerlm.synth.indices.compute import compute
+from ledgerlm.synth.indices.registry import load_registry
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
+
+REGISTRY = load_registry()
+CASES = [("NVDA", "FY2025"), ("NVDA", "FY2025Q3"), ("NVDA", "FY2025Q2TTM"), ("SNOW", "FY2024H1"), ("SNOW", "FY2024Q4")]
+
+
+@pytest.fixture(scope="module")
+def facts():
+    all_facts = load_facts()
+    return {c: all_facts[all_facts["company"] == c].reset_index(drop=True) for c in {c for c, _ in CASES}}
+
+
+def outcome(store, company: str, index_id: str, period: str):
+    """Everything a caller reads of a result (or the error's class and message)."""
+    try:
+        v = compute(store, company, index_id, period, registry=REGISTRY)
+    except LedgerError as err:
+        return type(err).__name__, str(err), getattr(err, "missing", None)
+    return v.value, v.unit, v.trace, v.facts, v.reports, v.absent
+
+
+class Fresh(FactStore):
+    """A full store that records nothing: every sub-index is evaluated where it is read (the reference)."""
+
+    def index_memo(self):
+        return None
+
+
+def test_replayed_evaluations_equal_fresh_ones(facts):
+    """Every index at each case, in registry order on one full store (later indices replay what earlier ones recorded),
+    against the same on a store that never records. Equal traces include the order of steps, facts and absent lines."""
+    compared = 0
+    for company in facts:
+        store, fresh = FactStore(facts[company], quarter_columns=False), Fresh(facts[company], quarter_columns=False)
+        for c, period in CASES:
+            if c != company:
+                continue
+            for index_id in REGISTRY:
+                got, want = outcome(store, company, index_id, period), outcome(fresh, company, index_id, period)
+                assert got == want, f"{index_id} {company} {period}"
+                compared += isinstance(want[0], float)
+        memo = store.index_memo()
+        assert sum(1 for rec in memo.values() if hasattr(rec, "trace")) > 50  # sub-indices were recorded (and replayed)
+        assert fresh.index_memo() is None and "_index_memo" not in fresh.__dict__
+    assert compared > 200
+
+
+def test_a_view_records_nothing(facts):
+    """A view (a prompt's reports) derives afresh: it neither records nor reads the full store's recordings."""
+    store = FactStore(facts["NVDA"], quarter_columns=False)
+    shown = [r.label for r in store.reports("NVDA")][-6:]
+    view = store.restrict({"NVDA": shown})
+    assert view.index_memo() is None
+    for index_id in ("interest_bearing_debt_yoy", "invested_capital_equity", "net_debt"):
+        assert outcome(view, "NVDA", index_id, "FY2025") == outcome(Fresh(facts["NVDA"], quarter_columns=False).restrict(
+            {"NVDA": shown}), "NVDA", index_id, "FY2025")
+    assert store.index_memo() == {}
