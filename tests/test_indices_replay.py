@@ -52,8 +52,8 @@ def test_replayed_evaluations_equal_fresh_ones(facts):
                 got, want = outcome(store, company, index_id, period), outcome(fresh, company, index_id, period)
                 assert got == want, f"{index_id} {company} {period}"
                 compared += isinstance(want[0], float)
-        memo = store.index_memo()
-        assert sum(1 for rec in memo.values() if hasattr(rec, "trace")) > 50  # sub-indices were recorded (and replayed)
+        (registry, recordings), = store.index_memo().values()
+        assert registry is REGISTRY and sum(hasattr(rec, "trace") for rec in recordings.values()) > 50  # recorded, replayed
         assert fresh.index_memo() is None and "_index_memo" not in fresh.__dict__
     assert compared > 200
 
@@ -68,3 +68,12 @@ def test_a_view_records_nothing(facts):
         assert outcome(view, "NVDA", index_id, "FY2025") == outcome(Fresh(facts["NVDA"], quarter_columns=False).restrict(
             {"NVDA": shown}), "NVDA", index_id, "FY2025")
     assert store.index_memo() == {}
+
+
+def test_recordings_are_kept_per_registry(facts):
+    """Another registry may define an index of the same name otherwise: it never replays this registry's recordings."""
+    store = FactStore(facts["NVDA"], quarter_columns=False)
+    other = load_registry()
+    for registry in (REGISTRY, other):
+        compute(store, "NVDA", "interest_bearing_debt_yoy", "FY2025", registry=registry)
+    assert [r for r, _ in store.index_memo().values()] == [REGISTRY, other] and REGISTRY is not other

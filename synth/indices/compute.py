@@ -247,7 +247,7 @@ class _Evaluator:
         facts, absent lines, unit and memo entries. Otherwise (a shared key: the evaluation reuses one of its steps),
         and for a sub-index that raises, it is evaluated here as before."""
         ast = self.registry[name].ast
-        memo = getattr(self.store, "index_memo", lambda: None)()
+        memo = self._recordings()
         if memo is None:
             return self.eval(ast, p, basis)
         key = (self.company, self.scope, name, p.label, basis)
@@ -263,6 +263,17 @@ class _Evaluator:
         self.unit = self.unit or rec.unit
         self.memo.update(rec.memo)
         return rec.memo[(ast.text, p.label, basis)]
+
+    def _recordings(self) -> dict | None:
+        """This registry's recordings on this store (None: a view, or a store that keeps none). Per registry object:
+        another registry may define an index of the same name otherwise."""
+        memo = getattr(self.store, "index_memo", lambda: None)()
+        if memo is None:
+            return None
+        kept = memo.get(id(self.registry))
+        if kept is None or kept[0] is not self.registry:  # (a registry made where a collected one was)
+            kept = memo[id(self.registry)] = (self.registry, {})
+        return kept[1]
 
     def _record(self, ast: Node, p: Period, basis: str):
         """A fresh evaluation of `ast` (its trace, facts, absent lines, unit and memo), or _FAILS when it raises (errors
