@@ -473,7 +473,7 @@ def _escape_long(text: str) -> str:
     """`json.dumps(text, ensure_ascii=False)` without the quotes, lone surrogates as U+FFFD, paragraph by paragraph:
     JSON escapes each character on its own, so the escape of a text is the join of its pieces' escapes, and a
     paragraph seen before (a rendered report block) costs a dict lookup instead of an escape."""
-    return "\\n\\n".join(_remember(para) for para in text.split("\n\n"))
+    return "\\n\\n".join([_ESCAPED.get(para) or _remember(para) for para in text.split("\n\n")])  # a call only on a miss
 
 
 def _remember(text: str) -> str:
@@ -510,7 +510,7 @@ def _dumps_long(data: dict, sort_keys: bool, separators) -> str | None:
         if key == "messages" and isinstance(value, list):
             value = [{**m, "content": hole(m["content"], _escape_long)} if isinstance(m, dict) and _is_long(m.get("content"))
                      else m for m in value]
-        elif _is_long(value):
+        elif type(value) is str and len(value) >= _LONG:
             value = hole(value, _remember)
         skeleton[key] = value
     text = _clean(json.dumps(skeleton, ensure_ascii=False, sort_keys=sort_keys, separators=separators))
@@ -528,8 +528,8 @@ def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool =
     data = row.to_dict() if isinstance(row, Row) else row
     separators = (",", ":") if compact else None
     messages = data.get("messages") if isinstance(data, dict) else None
-    if isinstance(data, dict) and (any(_is_long(v) for v in data.values()) or isinstance(messages, list) and any(
-            isinstance(m, dict) and _is_long(m.get("content")) for m in messages)):
+    if isinstance(data, dict) and (any(type(v) is str and len(v) >= _LONG for v in data.values()) or isinstance(messages, list)
+                                   and any(isinstance(m, dict) and _is_long(m.get("content")) for m in messages)):
         text = _dumps_long(data, sort_keys, separators)
         if text is not None:
             return text
