@@ -190,3 +190,24 @@ def test_job_array_members_with_affine_workers_merge_to_one_run(tmp_path):
     dataset.merge(merged, [tmp_path / "job0", tmp_path / "job1"])
     got = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(merged.iterdir()) if p.is_file()}
     assert got == one
+
+
+def test_draws_read_the_cache_summary_without_loading_stores(tmp_path, monkeypatch):
+    """A worker's attempts reach companies other workers own: their reports, concepts and standard come from the
+    store cache's index (equal to what the stores say), so no store is loaded for them."""
+    from ledgerlm.synth.finindices import storecache
+    from ledgerlm.synth.finindices.config import load_config
+    from ledgerlm.synth.finindices.contexts import Builder
+
+    monkeypatch.setenv("LEDGERLM_CACHE_DIR", str(tmp_path / "cache"))
+    b = Builder.from_config(load_config(None, num=10))
+    assert isinstance(b.stores, storecache.LazyStores)
+    for company in b.companies:
+        for axis in b.by_axis:
+            b.eligible(company, axis)
+        b._periods[company], b._series[company]  # noqa: B018
+    assert b.stores.loads == 0
+    for company in b.companies[:8]:
+        store = b.stores[company]
+        assert b.reports[company] == store.reports(company)
+        assert b.stores.summary(company) == storecache.summary(store, company)

@@ -29,7 +29,7 @@ from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_spli
 from ledgerlm.synth.finindices.tokens import TokenCounter
 from ledgerlm.synth.indices.compute import compute
 from ledgerlm.synth.indices.concepts import concept_keys
-from ledgerlm.synth.indices.registry import accounting_standard, load_registry, may_derive, period_kind
+from ledgerlm.synth.indices.registry import load_registry, may_derive, period_kind
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
 from ledgerlm.synth.statements.render import render_statement, statement_rows
 from ledgerlm.synth.statements.store import FactStore, forget_frames
@@ -125,7 +125,7 @@ class Builder:
         for index_id in ids:
             self.by_axis.setdefault(registry[index_id].axis, []).append(index_id)
         # per-company tables are computed when a company is first drawn (stores load lazily, see companies.py)
-        self.reports = PerCompany(lambda c: self.stores[c].reports(c))
+        self.reports = PerCompany(lambda c: [parse_report(r) for r in self._summary[c]["reports"]])
         self.parent_reports = PerCompany(lambda c: set(self.stores[c].reports(c, "parent")) if "parent" in self.stores[c].scopes(c) else set())
         self._eligible: dict = {}
         self._values: dict = {}
@@ -136,6 +136,7 @@ class Builder:
         self._fits: dict = {}  # (company, axis, period kinds) -> eligible indices defined for those periods
         self._kinds: dict = {}  # periods -> {kind: one period of that kind}
         self._periods = PerCompany(self._period_candidates)
+        self._summary = PerCompany(self._summary_of)
         self._series = PerCompany(self._series_candidates)
         self.groups = CompanyGroups(self.companies, seed=cfg.seed, n_slots=-(-cfg.num // len(cfg.hint_variants)),
                                     size=cfg.company_group)
@@ -156,6 +157,12 @@ class Builder:
         """(p_deficiency, p_distractor, p_parent), all 0 when the config turns traps off."""
         cfg = self.cfg
         return (cfg.p_deficiency, cfg.p_distractor, cfg.p_parent) if cfg.traps else (0.0, 0.0, 0.0)
+
+    def _summary_of(self, company: str) -> dict:
+        """A company's consolidated reports, concepts and accounting standard: from the store cache's index where
+        it has them (no store is loaded: a worker's draws reach other workers' companies), else from the store."""
+        quick = getattr(self.stores, "summary", None)
+        return (quick(company) if quick is not None else None) or storecache.summary(self.stores[company], company)
 
     def _resolve(self, query: str) -> str:
         quick = getattr(self.stores, "resolve", None)  # lazy stores: code or name from the index, nothing loaded
@@ -215,8 +222,8 @@ class Builder:
         """Indices of `axis` whose concepts this company reports (cheap filter before computing)."""
         key = (company, axis)
         if key not in self._eligible:
-            have = set(self.stores[company].concepts(company))
-            standard = accounting_standard(self.stores[company], company)  # issue 11: never ask CAS-only indices of US filers
+            have = set(self._summary[company]["concepts"])
+            standard = self._summary[company]["standard"]  # issue 11: never ask CAS-only indices of US filers
             self._eligible[key] = [i for i in self.by_axis.get(axis, []) if may_derive(self.registry[i], self.registry, have)
                                    and (standard is None or standard in self.registry[i].applies_to)]
         return self._eligible[key]

@@ -49,8 +49,8 @@ from ledgerlm.synth.indices.registry import accounting_standard
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
 REGISTRY_FILE = Path(__file__).resolve().parents[1] / "indices" / "registry.py"  # accounting_standard: its answer is cached
-FORMAT = "stores-v6"  # v4: stores built as synth stores (quarter_columns=False); v5: state = calendar + fact index (issue 13);
-# v6: dicts of cells stored as column tables (issue 17)
+FORMAT = "stores-v7"  # v4: stores built as synth stores (quarter_columns=False); v5: state = calendar + fact index (issue 13);
+# v6: dicts of cells stored as column tables (issue 17); v7: a per-company summary in the index (issue 17)
 DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
 
 
@@ -326,7 +326,7 @@ def build_cache(sources: list[str] | None, folder: Path) -> Path:
         except Unsupported:
             state = None
         index[company] = {"file": _company_file(n), "name": store.company_name(company),
-                          "has_reports": bool(store.reports(company)), "rows": len(facts)}
+                          "has_reports": bool(store.reports(company)), "rows": len(facts), "summary": summary(store, company)}
         if state is not None:
             index[company]["state"] = _company_file(n).replace(".parquet", ".state.json.gz")
             (folder / index[company]["state"]).write_bytes(state)
@@ -339,6 +339,14 @@ def build_cache(sources: list[str] | None, folder: Path) -> Path:
     for p in [folder, *folder.iterdir()]:
         os.chmod(p, 0o700 if p.is_dir() else 0o600)
     return folder
+
+
+def summary(store, company: str) -> dict:
+    """The consolidated report labels (in order), concepts (sorted) and accounting standard of a company: what
+    drawing a target needs before any value is computed (contexts.Builder), so a company-affine worker decides
+    an attempt on a company another worker owns without loading that company's store."""
+    return {"reports": [r.label for r in store.reports(company)], "concepts": list(store.concepts(company)),
+            "standard": accounting_standard(store, company)}
 
 
 def _read_index(folder: Path) -> dict:
@@ -432,6 +440,12 @@ class LazyStores(Mapping):
 
     def has_reports(self, company: str) -> bool:
         return self.index[company]["has_reports"]
+
+    def summary(self, company: str) -> dict | None:
+        """What `summary(store, company)` gave when the cache was built, without loading the store (None: an
+        index without it)."""
+        found = self.index[company].get("summary")
+        return found if isinstance(found, dict) else None
 
     def resolve(self, query: str) -> str | None:
         """A company code from a code or exact entity name (case-insensitive), without loading stores; None if neither."""
