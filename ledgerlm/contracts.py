@@ -473,64 +473,51 @@ def _escape_long(text: str) -> str:
     """`json.dumps(text, ensure_ascii=False)` without the quotes, lone surrogates as U+FFFD, paragraph by paragraph:
     JSON escapes each character on its own, so the escape of a text is the join of its pieces' escapes, and a
     paragraph seen before (a rendered report block) costs a dict lookup instead of an escape."""
-    return "\\n\\n".join([_ESCAPED.get(para) or _remember(para) for para in text.split("\n\n")])  # a call only on a miss
-
-
-def _remember(text: str) -> str:
-    """The escape of `text` (without the quotes, lone surrogates as U+FFFD), kept in the memo: a paragraph of a
-    long message, or a whole long text outside the messages (an item's hint variants share its solution)."""
     global _escaped_chars
-    hit = _ESCAPED.get(text)
-    if hit is None:
-        hit = _clean(json.encoder.encode_basestring(text)[1:-1])
-        if _escaped_chars > _ESCAPED_LIMIT:
-            _ESCAPED.clear()
-            _escaped_chars = 0
-        _ESCAPED[text] = hit
-        _escaped_chars += len(text)
-    return hit
+    memo, out = _ESCAPED, []
+    for para in text.split("\n\n"):
+        hit = memo.get(para)
+        if hit is None:
+            hit = _clean(json.encoder.encode_basestring(para)[1:-1])
+            if _escaped_chars > _ESCAPED_LIMIT:
+                memo.clear()
+                _escaped_chars = 0
+            memo[para] = hit
+            _escaped_chars += len(para)
+        out.append(hit)
+    return "\\n\\n".join(out)
 
 
-def _is_long(value: Any) -> bool:
-    return type(value) is str and len(value) >= _LONG
-
-
-def _dumps_long(data: dict, sort_keys: bool, separators) -> str | None:
-    """`dumps` of a row whose long texts are escaped one by one and put into a skeleton dumped with placeholders:
-    message contents paragraph by paragraph (`_escape_long`), top-level strings such as a solution whole
-    (`_remember`); None when a placeholder would be ambiguous (the row itself holds one)."""
-    holes = []  # (long text, its escape function)
-
-    def hole(text: str, escape) -> str:
-        holes.append((text, escape))
-        return _HOLE.format(len(holes) - 1)
-
-    skeleton = {}
-    for key, value in data.items():
-        if key == "messages" and isinstance(value, list):
-            value = [{**m, "content": hole(m["content"], _escape_long)} if isinstance(m, dict) and _is_long(m.get("content"))
-                     else m for m in value]
-        elif type(value) is str and len(value) >= _LONG:
-            value = hole(value, _remember)
-        skeleton[key] = value
-    text = _clean(json.dumps(skeleton, ensure_ascii=False, sort_keys=sort_keys, separators=separators))
-    for i, (content, escape) in enumerate(holes):
+def _dumps_long(data: dict, messages: list, sort_keys: bool, separators) -> str | None:
+    """`dumps` of a row whose long message contents are escaped by `_escape_long` into a skeleton dumped with
+    placeholders; None when a placeholder would be ambiguous (the row itself holds one)."""
+    holes, skeleton_messages = [], []
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str) and len(content) >= _LONG:
+            skeleton_messages.append({**m, "content": _HOLE.format(len(holes))})
+            holes.append(content)
+        else:
+            skeleton_messages.append(m)
+    text = _clean(json.dumps({**data, "messages": skeleton_messages}, ensure_ascii=False, sort_keys=sort_keys,
+                             separators=separators))
+    for i, content in enumerate(holes):
         marker = json.dumps(_HOLE.format(i))
         if text.count(marker) != 1:
             return None
-        text = text.replace(marker, '"' + escape(content) + '"', 1)
+        text = text.replace(marker, '"' + _escape_long(content) + '"', 1)
     return text
 
 
 def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool = False) -> str:
     """One JSONL line (without the newline): UTF-8 text as is, lone surrogates (not encodable) as U+FFFD.
-    Long texts (message contents, top-level strings) are escaped through a memo (`_dumps_long`): the same bytes."""
+    Long message contents are escaped paragraph by paragraph with a memo (`_escape_long`): the same bytes."""
     data = row.to_dict() if isinstance(row, Row) else row
     separators = (",", ":") if compact else None
     messages = data.get("messages") if isinstance(data, dict) else None
-    if isinstance(data, dict) and (any(type(v) is str and len(v) >= _LONG for v in data.values()) or isinstance(messages, list)
-                                   and any(isinstance(m, dict) and _is_long(m.get("content")) for m in messages)):
-        text = _dumps_long(data, sort_keys, separators)
+    if isinstance(messages, list) and any(isinstance(m, dict) and isinstance(m.get("content"), str)
+                                          and len(m["content"]) >= _LONG for m in messages):
+        text = _dumps_long(data, messages, sort_keys, separators)
         if text is not None:
             return text
     return _clean(json.dumps(data, ensure_ascii=False, sort_keys=sort_keys, separators=separators))

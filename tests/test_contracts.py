@@ -247,9 +247,9 @@ _paragraph = st.text(alphabet=st.sampled_from(list("ab \n\n\"\\\t\x00\x1fé中\u
 @given(st.lists(_paragraph, min_size=1, max_size=8), st.sampled_from(["", "content", "solution"]),
        st.sampled_from([{}, {"sort_keys": True}, {"compact": True}]), st.booleans())
 def test_long_message_contents_serialize_as_one_json_dumps(paragraphs, placeholder, options, long_solution):
-    """`dumps` escapes long message contents paragraph by paragraph and long top-level texts (a solution) whole, both
-    through a memo (synth prompts repeat report blocks, hint variants share a solution): the line is the one
-    `json.dumps` writes (lone surrogates as U+FFFD), also when the row holds the placeholder text."""
+    """`dumps` escapes long message contents paragraph by paragraph with a memo (synth prompts repeat report blocks):
+    the line is the one `json.dumps` writes (lone surrogates as U+FFFD), also when the row holds the placeholder text
+    (in a message or in a long or short solution)."""
     import re
 
     from ledgerlm import contracts
