@@ -12,7 +12,6 @@ items, on sharding or on the number of processes. Traps (recorded as {kind, deta
 """
 from __future__ import annotations
 
-import copy
 import random
 import re
 import time
@@ -32,7 +31,7 @@ from ledgerlm.synth.indices.concepts import concept_keys
 from ledgerlm.synth.indices.registry import load_registry, may_derive, period_kind
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
 from ledgerlm.synth.statements.render import render_statement, statement_rows
-from ledgerlm.synth.statements.store import FactStore, forget_frames
+from ledgerlm.synth.statements.store import FactStore, forget_frames, fresh_copy
 
 STATEMENTS = ("balance", "income", "cashflow")
 STATEMENT_SEP = "\n\n-----\n\n"  # between the statements of one shown report
@@ -252,7 +251,7 @@ class Builder:
                 self._values.clear()
             self._values[key] = hit
         if isinstance(hit, Exception):
-            raise copy.copy(hit)  # a cached error: raising the cached object would keep the frames of its latest raise
+            raise fresh_copy(hit)  # a cached error: raising the cached object would keep the frames of its latest raise
         return hit
 
     # -- one slot ------------------------------------------------------------------------------
