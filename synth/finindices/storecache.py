@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import warnings
@@ -37,6 +36,7 @@ from typing import Iterator, Mapping
 
 import pandas as pd
 
+from ledgerlm.cachedir import cache_dir, private
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements import companyfacts
 from ledgerlm.synth.statements.facts import FACT_COLUMNS, select_latest
@@ -52,13 +52,6 @@ REGISTRY_FILE = Path(__file__).resolve().parents[1] / "indices" / "registry.py" 
 FORMAT = "stores-v7"  # v4: stores built as synth stores (quarter_columns=False); v5: state = calendar + fact index (issue 13);
 # v6: dicts of cells stored as column tables (issue 17); v7: a per-company summary in the index (issue 17)
 DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
-
-
-def cache_dir() -> Path | None:
-    value = os.environ.get("LEDGERLM_CACHE_DIR", "")
-    if value.lower() == "off":
-        return None
-    return Path(value) if value else Path.home() / ".cache" / "ledgerlm"
 
 
 def _files(path: Path) -> list[Path]:
@@ -87,17 +80,6 @@ def cache_key(sources: list[str] | None) -> str:
 
 
 # -- trust -------------------------------------------------------------------------------------------
-def _private(path: Path) -> bool:
-    """Owned by this user and not writable by group or others (what a cache we wrote looks like)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    if stat.S_ISLNK(st.st_mode):
-        return False
-    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 class UntrustedCache(Exception):
     """A cache folder or file this user did not write (or others can write): never read."""
 
@@ -351,7 +333,7 @@ def summary(store, company: str) -> dict:
 
 def _read_index(folder: Path) -> dict:
     path = folder / "index.json"
-    if not (_private(folder) and _private(path)):
+    if not (private(folder) and private(path)):
         raise UntrustedCache(f"{folder} is not owned by this user or is writable by others")
     index = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("companies"), dict):
@@ -368,7 +350,7 @@ def _read_index(folder: Path) -> dict:
 def read_company(folder: Path, entry: dict) -> pd.DataFrame:
     """One company's facts from its Parquet file (schema checked; never executes anything)."""
     path = folder / entry["file"]
-    if not _private(path):
+    if not private(path):
         raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
     df = pd.read_parquet(path)
     missing = [c for c in FACT_COLUMNS if c not in df.columns]
@@ -411,7 +393,7 @@ class LazyStores(Mapping):
         try:
             if entry.get("state"):
                 path = self.folder / entry["state"]
-                if not _private(path):
+                if not private(path):
                     raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
                 store = load_store(functools.partial(_facts_of, self.folder, entry, company), path.read_bytes())
             else:

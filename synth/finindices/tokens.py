@@ -79,6 +79,7 @@ import sys
 from pathlib import Path
 
 from ledgerlm.atomic import atomic_open
+from ledgerlm.cachedir import cache_dir, private
 from ledgerlm.errors import InputError
 
 DEFAULT_TOKENIZER = "o200k_base"
@@ -186,14 +187,14 @@ def tiktoken_encoding(name: str):
 
     tiktoken.registry.list_encoding_names()  # loads the constructors of the installed tiktoken_ext plugins
     constructor = tiktoken.registry.ENCODING_CONSTRUCTORS.get(name)
-    folder = _cache_dir()
+    folder = cache_dir()
     if constructor is None or folder is None or not constructor.__module__.startswith("tiktoken_ext.openai_public"):
         return tiktoken.get_encoding(name)
     source = Path(sys.modules[constructor.__module__].__file__).read_bytes()
     key = hashlib.sha256(f"{name}\0{tiktoken.__version__}\0".encode() + source).hexdigest()[:24]
     path = folder / f"tiktoken-{name}-{key}.ranks"
     try:
-        if not (_private(folder) and _private(path)):
+        if not (private(folder) and private(path)):
             raise OSError("not private")
         spec = _read_ranks(path)
     except Exception:  # noqa: BLE001 - absent, partial, unreadable or not ours: rebuild it
@@ -206,12 +207,6 @@ def tiktoken_encoding(name: str):
         except OSError:  # a read-only cache folder: still counts, only slower to start
             pass
     return tiktoken.Encoding(**spec)
-
-
-def _private(path: Path) -> bool:
-    """Owned by this user and not writable by group or others."""
-    st = path.stat()
-    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _write_ranks(spec: dict, f) -> None:
@@ -247,14 +242,6 @@ def _read_ranks(path: Path) -> dict:
     starts = [0, *accumulate(lengths)]
     spec["mergeable_ranks"] = dict(zip(map(blob.__getitem__, map(slice, starts, starts[1:])), ranks))
     return spec
-
-
-def _cache_dir() -> Path | None:
-    """The ledgerlm cache folder (the same rule as `storecache.cache_dir`, without importing the store stack)."""
-    value = os.environ.get("LEDGERLM_CACHE_DIR", "")
-    if value.lower() == "off":
-        return None
-    return Path(value) if value else Path.home() / ".cache" / "ledgerlm"
 
 
 def _find(text: str, block: str, pos: int) -> int:
