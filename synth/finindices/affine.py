@@ -116,7 +116,7 @@ def _work(inbox, conn, me: int, out: Path) -> None:
 
 
 class _Run:
-    """The parent's side: hands out epochs, forwards moved slots, re-deals owners once, writes shards."""
+    """The parent's side: hands out epochs, forwards moved slots, re-deals owners by cost, lists finished shards' parts."""
 
     def __init__(self, out: Path, slot_fn, todo: list[int], n_slots: int, shard_size: int, procs: int, on_done):
         self.out, self.slot_fn, self.n_slots, self.shard_size, self.procs, self.on_done = out, slot_fn, n_slots, shard_size, procs, on_done

@@ -90,7 +90,6 @@ def _weights(weights: dict) -> tuple[list, list]:
     return keys, [weights[k] for k in keys]
 
 
-
 def _runs(labels_by_key: list[tuple[tuple, str]], step) -> list[list[str]]:
     """Split (sort key, label) pairs into runs where each key follows the previous one by `step`."""
     runs, prev = [], None
@@ -263,16 +262,16 @@ class Builder:
 
     def many(self, slots, stats: Stats) -> list[dict]:
         """The kept rows of several slots (any iterable of slot indices), in the given order (`shards.run_shard`
-        calls this once per shard). Each row is the same as `slot` makes; only the token cap runs once over all
-        of them after they are written: interleaved with the Python work of writing, the tokenizer ran ~20 %
-        slower (its tables fall out of the CPU caches)."""
-        rows = [row for slot in slots for row in self._draft(slot, stats)]
-        return run_steps([("token_cap", self.cap_step)], rows, stats)
+        calls this once per shard): `part` in one process, where nothing moves."""
+        return [row for _, row in self.part(slots, stats, {})[0]]
 
-    def part(self, items: list, stats: Stats, costs: dict) -> tuple[list[tuple[int, dict]], list[tuple[str, int, tuple]]]:
-        """A company-affine worker's share of a shard (affine.py): `items` are slots or (slot, resume, company)
-        of slots moved here. Returns the kept (slot, row) pairs, token-capped in one pass as in `many`, and the
-        slots that moved on, as (company, slot, resume); adds each drafted slot's CPU seconds to `costs[company]`."""
+    def part(self, items, stats: Stats, costs: dict) -> tuple[list[tuple[int, dict]], list[tuple[str, int, tuple]]]:
+        """The kept rows of several slots, or a company-affine worker's share of a shard (affine.py): `items` are
+        slots or (slot, resume, company) of slots moved here. Returns the kept (slot, row) pairs and the slots that
+        moved on, as (company, slot, resume); adds each drafted slot's CPU seconds to `costs[company]`. Each row is
+        the same as `slot` makes; only the token cap runs once over all of them after they are written:
+        interleaved with the Python work of writing, the tokenizer ran ~20 % slower (its tables fall out of the
+        CPU caches)."""
         drafted, moved = [], []
         for item in items:
             slot, resume, forced = item if isinstance(item, tuple) else (item, None, None)

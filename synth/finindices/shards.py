@@ -119,10 +119,8 @@ def write_part(out: Path, k: int, name: str, lines: bytes, metas: bytes) -> str:
 def finish_parts(out: Path, k: int, parts: list[dict], stats: Stats) -> None:
     """Shard k as the parts its workers wrote ({"file", "slots": the slot of each row}: the merge reads them in
     slot order, `shard_lines`), its stats, then its completion marker; no row is copied here."""
-    rows_path, stats_path, done_path = _paths(out, k)
-    _atomic_write(rows_path.with_suffix(".parts.json"), json.dumps(parts) + "\n")
-    _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
-    _atomic_write(done_path, "")
+    _atomic_write(_paths(out, k)[0].with_suffix(".parts.json"), json.dumps(parts) + "\n")
+    _mark_done(out, k, stats)
 
 
 def clear_parts(out: Path, k: int) -> None:
@@ -151,9 +149,15 @@ def shard_lines(rows_path: Path) -> Iterator[tuple[bytes, str]]:
 
 def write_shard(out: Path, k: int, lines: bytes, metas: bytes, stats: Stats) -> None:
     """Shard k's rows, meta sidecar (both UTF-8, a line each) and stats, each written atomically, then its completion marker."""
-    rows_path, stats_path, done_path = _paths(out, k)
+    rows_path = _paths(out, k)[0]
     _atomic_write(rows_path, lines)
     _atomic_write(rows_path.with_suffix(".meta"), metas)
+    _mark_done(out, k, stats)
+
+
+def _mark_done(out: Path, k: int, stats: Stats) -> None:
+    """Shard k's stats, then its completion marker: written last, once the shard's rows are in place."""
+    _, stats_path, done_path = _paths(out, k)
     _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
     _atomic_write(done_path, "")
 
