@@ -4,9 +4,10 @@ lazily (a bounded number of FactStores in memory at once).
     python -m ledgerlm.synth.finindices.storecache                 # build (or reuse) the cache for the embedded data; prints its folder
     python -m ledgerlm.synth.finindices.storecache bulk/companyfacts.zip
 
-The cache folder `$LEDGERLM_CACHE_DIR/stores-v6-<key>/` (default `~/.cache/ledgerlm`; `<key>` is the
-sha256 of every source file's bytes, of `synth/statements/` and of `synth/indices/registry.py`) holds
-`index.json` (company → files, name, whether it has consolidated reports), `<n>.parquet` per company: the
+The cache folder `$LEDGERLM_CACHE_DIR/stores-v7-<key>/` (default `~/.cache/ledgerlm`, `ledgerlm.cachedir`; `<key>` is
+the sha256 of every source file's bytes, of `synth/statements/` and of `synth/indices/registry.py`) holds
+`index.json` (company → files, name, whether it has consolidated reports, and a `summary`: consolidated report
+labels, concepts and accounting standard, read by the Builder's draws without loading the store), `<n>.parquet` per company: the
 company's facts after `select_latest`, exactly what `FactStore` is built from, and `<n>.state.json.gz`: the
 built store (calendar, fact index with its cells as column tables, accounting standard) as typed JSON. A
 load decodes the state only; the facts are read when something asks for them (`CachedStore`). Built in a
