@@ -27,8 +27,10 @@ same quarter a year earlier for TTM).
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Callable
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Node, Num
@@ -128,7 +130,8 @@ def format_answer(value: float, result_kind: str, unit: str | None = None, decim
 
 
 class _Evaluator:
-    """Walks a formula AST at a period; records every fact and intermediate value in `trace`."""
+    """Walks a formula at a period through its compiled steps (`_steps`); records every fact and intermediate value
+    in `trace`."""
 
     def __init__(self, store, company: str, scope: str, registry: Registry, index_id: str):
         self.store, self.company, self.scope, self.registry, self.index_id = store, company, scope, registry, index_id
@@ -141,32 +144,10 @@ class _Evaluator:
     def eval(self, node: Node, p: Period, basis: str) -> float:
         """The node's value at (p, basis), once per evaluation: keyed by the node's text, so equal subformulas of
         different indices (`revenue` in a formula and in the index it reads) are one step of the trace."""
-        key = (node.text, p.label, basis)  # a label names one period (a str hashes in C, a Period in Python)
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = self._eval(node, p, basis)
-        return hit
+        return _steps(self.registry).step(node)(self, p, basis)
 
-    def _eval(self, node: Node, p: Period, basis: str) -> float:
-        if isinstance(node, Name):  # the node kinds in the order of how often they are met
-            return self._name(node.name, p, basis)
-        if isinstance(node, Call):
-            return self._call(node, p, basis)
-        if isinstance(node, Num):
-            return node.value
-        if isinstance(node, Neg):
-            return self._calc(node, p, basis, -self.eval(node.operand, p, basis))
-        if isinstance(node, BinOp):
-            left, right = self.eval(node.left, p, basis), self.eval(node.right, p, basis)
-            if node.op == "/" and right == 0:
-                raise IndexUndefined(f"division by zero in {node} ({_r(left)} / 0)")
-            op = node.op
-            value = left + right if op == "+" else left - right if op == "-" else left * right if op == "*" else left / right
-            return self._calc(node, p, basis, value, f"{_r(left)} {node.op} {_r(right)}")
-        raise TypeError(f"not a formula node: {node!r}")
-
-    def _calc(self, node: Node, p: Period, basis: str, value: float, arithmetic: str = "") -> float:
-        step = {"kind": "calc", "expr": node.text, "period": p.label, "value": value}
+    def _calc(self, text: str, p: Period, basis: str, value: float, arithmetic: str = "") -> float:
+        step = {"kind": "calc", "expr": text, "period": p.label, "value": value}
         if basis != "end":
             step["basis"] = basis
         if arithmetic:
@@ -174,70 +155,14 @@ class _Evaluator:
         self.trace.append(step)
         return value
 
-    def _call(self, node: Call, p: Period, basis: str) -> float:
-        f, args = node.func, node.args
-        if f in ("abs", "sum_of", "min_of", "max_of"):
-            vals = [self.eval(a, p, basis) for a in args]
-            value = {"abs": lambda v: abs(v[0]), "sum_of": sum, "min_of": min, "max_of": max}[f](vals)
-            return self._calc(node, p, basis, value, f"{f}({', '.join(_r(v) for v in vals)})")
-        if f == "first_of":
-            return self._first_of(node, p, basis)
-        (arg,) = args
-        if f == "optional":
-            return self._optional(node, p, basis)
-        if f == "begin":
-            return self._calc(node, p, "begin", self.eval(arg, p, "begin"))
-        if f == "end":
-            return self._calc(node, p, "end", self.eval(arg, p, "end"))
-        if f == "avg":
-            b, e = self.eval(arg, p, "begin"), self.eval(arg, p, "end")
-            return self._calc(node, p, basis, (b + e) / 2, f"({_r(b)} + {_r(e)}) / 2")
-        if f == "annualize":
-            v = self.eval(arg, p, basis)
-            return self._calc(node, p, basis, v * 12 / p.months, f"{_r(v)} x 12 / {p.months}")
-        shifted = _shift(f, p, self.index_id)
-        value = self.eval(arg, shifted, basis)
-        return self._calc(node, p, basis, value, f"{arg} at {shifted.label}")
-
-    def _optional(self, node: Call, p: Period, basis: str) -> float:
-        try:
-            return self.eval(node.args[0], p, basis)
-        except NotDerivable as err:
-            if err.missing:
-                raise  # a report is absent: still not derivable
-            # the report is shown but has no such line (FactStore raises with missing=[]): it counts as 0
-            if err.concept and err.period:
-                self.absent.append((err.concept, err.period))
-            return self._calc(node, p, basis, 0.0, f"{node.args[0]} is not shown in the {err.period} report: 0")
-
-    def _first_of(self, node: Call, p: Period, basis: str) -> float:
-        """The first argument the shown reports derive (a line not shown falls through to the next)."""
-        for n, arg in enumerate(node.args):
-            try:
-                value = self.eval(arg, p, basis)
-            except NotDerivable as err:
-                if err.missing or n == len(node.args) - 1:
-                    raise  # a report is absent, or no alternative is shown: not derivable
-                continue
-            skipped = ", ".join(str(a) for a in node.args[:n])
-            return self._calc(node, p, basis, value, f"{arg}" + (f" ({skipped} not shown)" if skipped else ""))
-        raise AssertionError("first_of() has at least one argument")
-
-    def _name(self, name: str, p: Period, basis: str) -> float:
-        if name == "days_in_period":
-            return float(30 * p.months)
-        if name == "months_in_period":
-            return float(p.months)
-        if name in ("interest_bearing_liabilities", "non_interest_bearing_liabilities"):
-            return self._interest_bearing(name, p, basis)
-        if name in self.registry:  # another index (YAML entries only; concepts are read directly)
-            value = self._index(name, p, basis)
-            step = {"kind": "index", "index": name, "formula": self.registry[name].formula, "period": p.label, "value": value}
-            if basis != "end":
-                step["basis"] = basis
-            self.trace.append(step)
-            return value
-        return self._fact(name, p, basis)
+    def _sub_index(self, name: str, p: Period, basis: str) -> float:
+        """Another index's value at (p, basis), with its trace step."""
+        value = self._index(name, p, basis)
+        step = {"kind": "index", "index": name, "formula": self.registry[name].formula, "period": p.label, "value": value}
+        if basis != "end":
+            step["basis"] = basis
+        self.trace.append(step)
+        return value
 
     def _index(self, name: str, p: Period, basis: str) -> float:
         """Another index's value at (p, basis). Indices read the same sub-indices over and over (interest-bearing debt
@@ -324,6 +249,149 @@ class _Evaluator:
 
 
 _FAILS = object()  # a recorded sub-index evaluation that raised (see _Evaluator._index)
+
+
+Step = Callable[[_Evaluator, Period, str], float]  # a compiled formula node: its value at (period, basis)
+_AGGREGATES = {"abs": lambda v: abs(v[0]), "sum_of": sum, "min_of": min, "max_of": max}
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+
+
+def _steps(registry: Registry) -> "_Steps":
+    """The compiled steps of `registry`'s formulas, kept on the registry object (a name is a sub-index or a concept
+    depending on the registry, so steps are never shared between registries; a registry is not changed once used)."""
+    steps = registry.__dict__.get("_compiled_steps")
+    if steps is None:
+        steps = registry.__dict__["_compiled_steps"] = _Steps(registry)
+    return steps
+
+
+class _Steps:
+    """Formula nodes compiled into step functions, once per node text (equal texts are equal formulas: the memo of an
+    evaluation already keys on the text). A step does at run time only what depends on the period, the basis and the
+    evaluator; which operator, which kind of name and the texts of the trace are settled when it is compiled, instead
+    of being looked up again at every node of every evaluation."""
+
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self.by_text: dict[str, Step] = {}
+
+    def step(self, node: Node) -> Step:
+        """The node's step: its value at (p, basis), computed once per evaluation (`_Evaluator.memo`)."""
+        hit = self.by_text.get(node.text)
+        if hit is None:
+            hit = self.by_text[node.text] = _memoised(node.text, self._compile(node))
+        return hit
+
+    def _compile(self, node: Node) -> Step:
+        if isinstance(node, Name):
+            return self._name(node.name)
+        if isinstance(node, Call):
+            return self._call(node)
+        if isinstance(node, Num):
+            value = node.value
+            return lambda ev, p, basis: value
+        if isinstance(node, Neg):
+            operand, text = self.step(node.operand), node.text
+            return lambda ev, p, basis: ev._calc(text, p, basis, -operand(ev, p, basis))
+        if isinstance(node, BinOp):
+            return self._binop(node)
+        raise TypeError(f"not a formula node: {node!r}")
+
+    def _name(self, name: str) -> Step:
+        if name == "days_in_period":
+            return lambda ev, p, basis: float(30 * p.months)
+        if name == "months_in_period":
+            return lambda ev, p, basis: float(p.months)
+        if name in ("interest_bearing_liabilities", "non_interest_bearing_liabilities"):
+            return lambda ev, p, basis: ev._interest_bearing(name, p, basis)
+        if name in self.registry:  # another index (YAML entries only; concepts are read directly)
+            return lambda ev, p, basis: ev._sub_index(name, p, basis)
+        return lambda ev, p, basis: ev._fact(name, p, basis)
+
+    def _binop(self, node: BinOp) -> Step:
+        left, right, op, text = self.step(node.left), self.step(node.right), node.op, node.text
+        combine = _ARITHMETIC[op]
+
+        def run(ev: _Evaluator, p: Period, basis: str) -> float:
+            a, b = left(ev, p, basis), right(ev, p, basis)
+            if op == "/" and b == 0:
+                raise IndexUndefined(f"division by zero in {text} ({_r(a)} / 0)")
+            return ev._calc(text, p, basis, combine(a, b), f"{_r(a)} {op} {_r(b)}")
+        return run
+
+    def _call(self, node: Call) -> Step:
+        f, text, args = node.func, node.text, [self.step(a) for a in node.args]
+        if f in _AGGREGATES:
+            combine = _AGGREGATES[f]
+
+            def aggregate(ev: _Evaluator, p: Period, basis: str) -> float:
+                vals = [arg(ev, p, basis) for arg in args]
+                return ev._calc(text, p, basis, combine(vals), f"{f}({', '.join(_r(v) for v in vals)})")
+            return aggregate
+        if f == "first_of":
+            return _first_of(text, args, [a.text for a in node.args])
+        (arg,) = args
+        arg_text = node.args[0].text
+        if f == "optional":
+            return _optional(text, arg, arg_text)
+        if f in ("begin", "end"):
+            return lambda ev, p, basis: ev._calc(text, p, f, arg(ev, p, f))
+        if f == "avg":
+            def avg(ev: _Evaluator, p: Period, basis: str) -> float:
+                b, e = arg(ev, p, "begin"), arg(ev, p, "end")
+                return ev._calc(text, p, basis, (b + e) / 2, f"({_r(b)} + {_r(e)}) / 2")
+            return avg
+        if f == "annualize":
+            def annualize(ev: _Evaluator, p: Period, basis: str) -> float:
+                v = arg(ev, p, basis)
+                return ev._calc(text, p, basis, v * 12 / p.months, f"{_r(v)} x 12 / {p.months}")
+            return annualize
+
+        def shift(ev: _Evaluator, p: Period, basis: str) -> float:
+            shifted = _shift(f, p, ev.index_id)
+            return ev._calc(text, p, basis, arg(ev, shifted, basis), f"{arg_text} at {shifted.label}")
+        return shift
+
+
+def _memoised(text: str, run: Step) -> Step:
+    """`run` computed once per evaluation at each (period, basis): the memo key is the node's text."""
+    def step(ev: _Evaluator, p: Period, basis: str) -> float:
+        key = (text, p.label, basis)  # a label names one period (a str hashes in C, a Period in Python)
+        hit = ev.memo.get(key)
+        if hit is None:
+            hit = ev.memo[key] = run(ev, p, basis)
+        return hit
+    return step
+
+
+def _optional(text: str, arg: Step, arg_text: str) -> Step:
+    def optional(ev: _Evaluator, p: Period, basis: str) -> float:
+        try:
+            return arg(ev, p, basis)
+        except NotDerivable as err:
+            if err.missing:
+                raise  # a report is absent: still not derivable
+            # the report is shown but has no such line (FactStore raises with missing=[]): it counts as 0
+            if err.concept and err.period:
+                ev.absent.append((err.concept, err.period))
+            return ev._calc(text, p, basis, 0.0, f"{arg_text} is not shown in the {err.period} report: 0")
+    return optional
+
+
+def _first_of(text: str, args: list[Step], arg_texts: list[str]) -> Step:
+    """The first argument the shown reports derive (a line not shown falls through to the next)."""
+    def first_of(ev: _Evaluator, p: Period, basis: str) -> float:
+        for n, arg in enumerate(args):
+            try:
+                value = arg(ev, p, basis)
+            except NotDerivable as err:
+                if err.missing or n == len(args) - 1:
+                    raise  # a report is absent, or no alternative is shown: not derivable
+                continue
+            skipped = ", ".join(arg_texts[:n])
+            return ev._calc(text, p, basis, value, arg_texts[n] + (f" ({skipped} not shown)" if skipped else ""))
+        raise AssertionError("first_of() has at least one argument")
+    return first_of
 
 
 def _fact_step(d, concept: str, label: str, basis: str) -> dict:
