@@ -33,9 +33,10 @@ import tempfile
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.cachedir import cache_dir, private
 from ledgerlm.errors import InputError
@@ -286,6 +287,8 @@ def _company_file(n: int) -> str:
 
 def build_cache(sources: list[str] | None, folder: Path) -> Path:
     """Write the per-company Parquet files and index.json for `sources` into `folder` (created, private)."""
+    import pandas as pd
+
     folder.mkdir(parents=True, mode=0o700)
     stage = folder / "stage"
     stage.mkdir(mode=0o700)
@@ -350,6 +353,8 @@ def _read_index(folder: Path) -> dict:
 
 def read_company(folder: Path, entry: dict) -> pd.DataFrame:
     """One company's facts from its Parquet file (schema checked; never executes anything)."""
+    import pandas as pd
+
     path = folder / entry["file"]
     if not private(path):
         raise UntrustedCache(f"{path} is not owned by this user or is writable by others")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.atomic import atomic_path
 from ledgerlm.errors import InputError
@@ -28,6 +30,8 @@ def is_canonical_file(path: str | Path) -> bool:
 
 def read_canonical(path: str | Path) -> pd.DataFrame:
     """Facts from a canonical CSV (.csv/.tsv, optionally .gz) or Parquet file."""
+    import pandas as pd
+
     where, name = str(path), str(path).lower()
     if name.endswith(PARQUET_SUFFIXES):
         try:

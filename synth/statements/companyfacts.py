@@ -17,9 +17,10 @@ import sys
 import zipfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements import sanity

@@ -2,14 +2,15 @@
 
     python -c "from ledgerlm.synth.statements.store import FactStore; s = FactStore.from_sources(); print(len(s.index.cells))"
 
-`index_facts(facts)` reads every filed version of the facts, builds the fiscal calendar (fiscal_calendar.py) and
-places each window into a report: year-to-date flows and period-end stocks under the report's key, standalone
+`indexing.index_facts(facts)` reads every filed version of the facts, builds the fiscal calendar (fiscal_calendar.py)
+and places each window into a report: year-to-date flows and period-end stocks under the report's key, standalone
 three-month values (10-Q columns) apart in `quarter_reported`. Vintage selection: one value per window by tag
 precedence, then the latest filing (facts.select_latest). Part of the FactStore split (issue 13).
 
 Derived lookups (per-company cells, concept -> reports, which reports hold which statement, statement order,
 share basis) are `functools.cached_property` of the FactIndex they are derived from: an index is never changed
-after it is built (a view with other values gets a new FactIndex), so no cache can go stale.
+after it is built (a view with other values gets a new FactIndex), so no cache can go stale. Plain data: no pandas
+here, so a store restored from the synth store cache never imports it (issue 17).
 """
 from __future__ import annotations
 
@@ -17,12 +18,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import pandas as pd
-
-from ledgerlm.errors import InputError
-from ledgerlm.synth.statements.facts import select_latest
-from ledgerlm.synth.statements.fiscal_calendar import (ANNUAL_DAYS, QUARTER_DAYS, Calendar, FiscalYear, report_ends,
-                                                       report_for_instant)
 from ledgerlm.synth.statements.periods import ReportKey
 from ledgerlm.synth.statements.taxonomy import concept_info
 
@@ -127,79 +122,3 @@ class FactIndex:
     def share_basis(self) -> dict[str, str]:
         """Memo company -> the share basis sentence, filled by the store (it reads the cells' split notes)."""
         return {}
-
-
-def index_facts(facts: pd.DataFrame) -> tuple[Calendar, FactIndex]:
-    """The calendar and the fact index of a facts table (contract 1; every filed version may be present)."""
-    df = facts.copy()
-    df["start"] = pd.to_datetime(df["start"].replace("", None), errors="coerce")
-    df["end"] = pd.to_datetime(df["end"].replace("", None), errors="coerce")
-    if df["end"].isna().any():
-        bad = df[df["end"].isna()].iloc[0]
-        raise InputError(
-            f"fact without a valid end date: company {bad['company']}, concept {bad['concept']}",
-            path=str(bad.get("source", "")) or None,
-            field="end",
-        )
-    for col, default in (("filed", ""), ("source", ""), ("label", ""), ("statement", ""), ("tag", ""),
-                         ("company_name", ""), ("fiscal_year", None), ("fiscal_period", ""), ("form", "")):
-        if col not in df.columns:
-            df[col] = default
-    df["filed"] = df["filed"].astype(str)
-    df = df.sort_values("filed", ascending=False, kind="stable")
-    df["days"] = (df["end"] - df["start"]).dt.days
-
-    calendar, index = Calendar(), FactIndex()
-    for company, cdf in df.groupby("company", sort=True):
-        company = str(company)
-        years = calendar.add_company(company, cdf)  # from every filed version: each filing labels its own year
-        latest = _latest(cdf)
-        ends = report_ends(years, latest[latest["start"].notna()])
-        calendar.add_report_ends(company, ends)
-        _place(index, company, latest, years, ends)
-        calendar.add_first_filed(company, cdf)
-    return calendar, index
-
-
-def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
-    """One value per window: tag precedence, then the latest filing (see facts.select_latest)."""
-    out = select_latest(cdf.assign(start=cdf["start"].dt.strftime("%Y-%m-%d").fillna(""),
-                                   end=cdf["end"].dt.strftime("%Y-%m-%d")).drop(columns="days"))
-    out["start"] = pd.to_datetime(out["start"].replace("", None), errors="coerce")
-    out["end"] = pd.to_datetime(out["end"])
-    out["days"] = (out["end"] - out["start"]).dt.days
-    return out.sort_values("filed", ascending=False, kind="stable")
-
-
-def _place(index: FactIndex, company: str, cdf: pd.DataFrame, years: list[FiscalYear], ends: dict) -> None:
-    """Put each of one company's (latest-selected) facts into its report cell (latest filed first wins)."""
-    starts = {fy.start: fy for fy in years}
-    for row in cdf.itertuples(index=False):
-        cell = Cell(float(row.value), str(row.unit), str(row.source or ""), str(row.label or ""),
-                    str(row.filed or ""), str(row.statement or ""), str(row.tag or ""), str(getattr(row, "adjustment", "") or ""))
-        scope = str(row.scope or "consolidated")
-        end = row.end.date()
-        if pd.isna(row.start):
-            key = report_for_instant(ends, end)
-            if key is None:
-                index.unplaced += 1
-                continue
-        else:
-            start, days = row.start.date(), int(row.days)
-            fy = starts.get(start)
-            key = None
-            if fy is not None and days >= ANNUAL_DAYS[0]:
-                key = ReportKey(fy.label, 4) if fy.end == end else None
-            elif fy is not None:
-                ytd = ends.get(end)
-                key = ytd if ytd is not None and ytd.fiscal_year == fy.label and ytd.quarters < 4 else None
-            elif QUARTER_DAYS[0] <= days <= QUARTER_DAYS[1] and end in ends:
-                ytd = ends[end]
-                index.quarter_reported.setdefault((company, scope, str(row.concept), ytd.fiscal_year, ytd.quarters), cell)
-                continue
-            if key is None:
-                index.unplaced += 1
-                continue
-        ckey = (company, scope, str(row.concept), key)
-        if ckey not in index.cells:  # rows are sorted latest-filed first
-            index.cells[ckey] = cell

@@ -19,11 +19,12 @@ import os
 import io
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError
-from ledgerlm.synth.statements.splits import _kinds, normalize
 from ledgerlm.synth.statements.taxonomy import tag_precedence
 
 FACT_COLUMNS = [
@@ -43,6 +44,8 @@ def empty_facts() -> pd.DataFrame:
 
 def conform(columns: dict | pd.DataFrame) -> pd.DataFrame:
     """Build a facts frame from column lists (or a frame): contract order and dtypes, '' for missing text."""
+    import pandas as pd
+
     df = pd.DataFrame(columns)
     for col in TEXT_COLUMNS:
         if col not in df:
@@ -55,6 +58,8 @@ def conform(columns: dict | pd.DataFrame) -> pd.DataFrame:
 
 def check_facts_frame(df: pd.DataFrame, source: str) -> pd.DataFrame:
     """Validate a frame that claims to be contract-1 facts; return it conformed, or raise InputError naming the field."""
+    import pandas as pd
+
     missing = [c for c in FACT_COLUMNS if c not in df.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}; expected {', '.join(FACT_COLUMNS)}", path=source, field=missing[0])
@@ -99,6 +104,10 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     later value is not the same line (`keep_same_line`). Rows without a mapped concept are kept
     untouched. The result has one extra column, `adjustment`: the note of every correction ('' if none).
     """
+    import pandas as pd
+
+    from ledgerlm.synth.statements.splits import normalize  # numpy and pandas: imported when facts are selected
+
     if as_of:  # rows without a filing date cannot be placed in time: they leave a point-in-time view
         df = df[(df["filed"] != "") & (df["filed"] <= str(as_of))]
     if df.empty:
@@ -132,6 +141,8 @@ def keep_same_line(df: pd.DataFrame) -> pd.DataFrame:
     20-F used for 16,606.7 M of finance income). The original stays, with a note; per-share values
     and share counts are left to splits.normalize.
     """
+    from ledgerlm.synth.statements.splits import _kinds
+
     flows = df[(_kinds(df) == "") & (df["filed"] != "") & (df["value"] != 0)]
     key = PERIOD_KEY + ["tag"]
     multi = flows[flows.duplicated(key, keep=False)]

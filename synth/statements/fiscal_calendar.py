@@ -6,15 +6,17 @@ Annual windows (350-380 days) are fiscal years, labelled by the fiscal year the 
 own latest period (Apple FY2023 ends 2023-09-30; NVIDIA FY2026 ends 2026-01-25); 52/53-week years need no special
 case because every window is matched by its actual start and end dates. A report (`ReportKey`) ends where a
 year-to-date window that starts on a fiscal-year start ends. Part of the FactStore split (issue 13): calendar here,
-fact index in factindex.py, views in views.py, period algebra in store.py.
+fact index in factindex.py, both read from a facts frame in indexing.py, views in views.py, period algebra in store.py.
+Plain data: no pandas here, so a store restored from the synth store cache never imports it (issue 17).
 """
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: reading the calendar from a facts frame is indexing.py's (pandas)
+    import pandas as pd
 
 from ledgerlm.errors import InputError, NotDerivable
 from ledgerlm.synth.statements.companyfacts import ticker_map
@@ -75,13 +77,11 @@ class Calendar:
                                period=report.label, missing=[report.label])
         return (end - year.start).days + 1
 
-    def add_company(self, company: str, cdf: pd.DataFrame) -> list[FiscalYear]:
-        """Record `company`'s name and fiscal years from every filed version of its facts (each filing labels its
-        own year); returns the years."""
-        names = cdf["company_name"].dropna().astype(str)
-        self.names[company] = names.iloc[0] if len(names) else company
-        self.years[company] = fiscal_years(cdf)
-        return self.years[company]
+    def add_company(self, company: str, name: str, years: list[FiscalYear]) -> list[FiscalYear]:
+        """Record `company`'s entity name and fiscal years (indexing.py reads them from the facts); returns the years."""
+        self.names[company] = name
+        self.years[company] = years
+        return years
 
     def add_report_ends(self, company: str, ends: dict[dt.date, ReportKey]) -> None:
         for end, key in ends.items():
@@ -97,54 +97,6 @@ class Calendar:
             key = key_by_end.get(end)
             if key is not None:
                 self.report_filed[(company, scope or "consolidated", key)] = str(filed)
-
-
-def fiscal_years(cdf: pd.DataFrame) -> list[FiscalYear]:
-    """The fiscal years of one company's facts (`start`/`end` as datetimes, `days` = end - start)."""
-    annual = cdf[(cdf["days"] >= ANNUAL_DAYS[0]) & (cdf["days"] <= ANNUAL_DAYS[1])]
-    windows = sorted({(s.date(), e.date()) for s, e in zip(annual["start"], annual["end"])}, key=lambda w: w[1])
-    # One window per fiscal-year end (drop odd windows that share an end within a week).
-    by_end: dict[dt.date, dt.date] = {}
-    for start, end in windows:
-        if not any(abs((end - e).days) <= 7 for e in by_end):
-            by_end[end] = start
-    # Label: the fiscal year each annual filing declares for its own latest period.
-    offsets: Counter[int] = Counter()
-    labelled = annual[annual["fiscal_year"].notna() & annual["fiscal_period"].astype(str).str.upper().eq("FY")]
-    if len(labelled):
-        # The filing's own year is the window that ended shortly before it was filed; older
-        # windows in the same filing are comparatives that repeat the filing's fy label.
-        filed = pd.to_datetime(labelled["filed"], errors="coerce")
-        lag = (filed - labelled["end"]).dt.days
-        latest = labelled[(lag >= 0) & (lag <= 120)]
-        if latest.empty:
-            latest = labelled.loc[labelled.groupby("source")["end"].transform("max") == labelled["end"]]
-        for end, fy in zip(latest["end"], latest["fiscal_year"]):
-            try:
-                offsets[int(float(fy)) - end.year] += 1
-            except (TypeError, ValueError):
-                continue
-    if offsets:
-        offset = offsets.most_common(1)[0][0]
-    else:  # 52/53-week years ending in the first days of January belong to the prior year
-        ends = list(by_end)
-        offset = -1 if ends and all(e.month == 1 and e.day <= 7 for e in ends) else 0
-    years = [FiscalYear(end.year + offset, start, end) for end, start in sorted(by_end.items())]
-    # Balance-sheet-only sources (e.g. one CAS table): annual instants outside every known year.
-    instants = cdf[cdf["start"].isna() & cdf["fiscal_period"].astype(str).str.upper().isin(["", "FY", "NAN", "<NA>"])]
-    for end in sorted({e.date() for e in instants["end"]}):
-        if any(y.start - dt.timedelta(days=7) <= end <= y.end + dt.timedelta(days=7) for y in years):
-            continue
-        fys = instants.loc[instants["end"].dt.date == end, "fiscal_year"].dropna()
-        label = int(fys.iloc[0]) if len(fys) else end.year + offset
-        years.append(FiscalYear(label, end - dt.timedelta(days=364), end))
-    years.sort(key=lambda y: y.end)
-    # A year in progress: YTD windows that start the day after the last known year end.
-    if years:
-        nxt = years[-1].end + dt.timedelta(days=1)
-        if ((cdf["start"].dt.date == nxt) & (cdf["days"] < ANNUAL_DAYS[0])).any():
-            years.append(FiscalYear(years[-1].label + 1, nxt, None))
-    return years
 
 
 def report_ends(years: list[FiscalYear], durations: pd.DataFrame) -> dict[dt.date, ReportKey]:

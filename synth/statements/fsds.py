@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
@@ -54,6 +55,8 @@ def is_fsds_folder(folder: str | Path) -> bool:
 
 def read_table(path: Path, columns: list[str]) -> pd.DataFrame:
     """A tab-separated FSDS file as strings; InputError naming a missing column."""
+    import pandas as pd
+
     try:
         df = pd.read_csv(open_text(path), sep="\t", dtype=str, keep_default_na=False, quoting=3, on_bad_lines="error")
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
@@ -71,6 +74,8 @@ def _iso(yyyymmdd: pd.Series) -> pd.Series:
 
 def _starts(ddate: pd.Series, qtrs: pd.Series) -> pd.Series:
     """Start dates by month arithmetic, computed once per distinct (ddate, qtrs)."""
+    import pandas as pd
+
     pairs = pd.DataFrame({"d": ddate, "q": qtrs}).drop_duplicates()
     lookup = {}
     for d, q in zip(pairs["d"], pairs["q"]):
@@ -84,6 +89,8 @@ def _starts(ddate: pd.Series, qtrs: pd.Series) -> pd.Series:
 
 def _labels(folder: Path, num: pd.DataFrame) -> pd.Series:
     """As-reported label per row: pre.txt plabel, else tag.txt tlabel, else the tag."""
+    import pandas as pd
+
     labels = pd.Series(num["tag"].to_numpy(), index=num.index, dtype=object)
     tag_path = find_file(folder, "tag", parents=1)
     if tag_path is not None:
@@ -100,6 +107,9 @@ def _labels(folder: Path, num: pd.DataFrame) -> pd.Series:
 
 def load_fsds(folder: str | Path) -> pd.DataFrame:
     """Canonical facts of one FSDS quarter folder (consolidated and parent-only rows)."""
+    import numpy as np
+    import pandas as pd
+
     folder = Path(folder)
     sub_path, num_path = find_file(folder, "sub"), find_file(folder, "num")
     if sub_path is None or num_path is None:
@@ -150,6 +160,8 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
 
 def load_fsds_tree(root: str | Path) -> pd.DataFrame:
     """Every FSDS quarter folder at or under `root`."""
+    import pandas as pd
+
     root = Path(root)
     folders = [root] if is_fsds_folder(root) else sorted(p for p in root.rglob("*") if is_fsds_folder(p))
     frames = [load_fsds(f) for f in folders]

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 import re
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError
 
@@ -67,6 +67,9 @@ def _fail(df: pd.DataFrame, mask: pd.Series, what: str, source: str) -> None:
 
 def check_facts(df: pd.DataFrame, source: str) -> pd.DataFrame:
     """`df` unchanged when every row passes; else InputError naming file, company, period and field."""
+    import numpy as np
+    import pandas as pd
+
     if df.empty:
         return df
     values = df["value"].to_numpy(dtype="float64", copy=False)

@@ -16,8 +16,10 @@ import argparse
 import sys
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError, LedgerError
 from ledgerlm.synth.statements import canonical_io, companyfacts, fsds, tables, xbrl
@@ -71,6 +73,8 @@ def _signature(kind: str, path: Path) -> tuple:
 
 
 def _load_one(kind: str, path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     if kind == "companyfacts":
         return companyfacts.load_companyfacts(path)
     if kind == "zip":
@@ -92,6 +96,8 @@ def _cached(kind: str, path: str, signature: tuple) -> pd.DataFrame:
 
 def load_raw_facts(paths: list[str] | None = None) -> pd.DataFrame:
     """All facts of the given sources (default: the embedded data), every filing's value kept."""
+    import pandas as pd
+
     targets = [Path(p) for p in paths] if paths else [DEFAULT_DATA_DIR]
     expanded = [item for p in targets for item in _expand(p)]
     frames = [_cached(kind, str(p.resolve()), _signature(kind, p)) for kind, p in expanded]
@@ -106,6 +112,8 @@ def _state(paths: list[str] | None) -> tuple:
 
 @lru_cache(maxsize=16)
 def _selected(state: tuple, as_of: str | None) -> pd.DataFrame:
+    import pandas as pd
+
     frames = [_cached(kind, path, sig) for kind, path, sig in state]
     frames = [f for f in frames if len(f)]
     return select_latest(pd.concat(frames, ignore_index=True) if frames else empty_facts(), as_of)

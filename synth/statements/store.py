@@ -27,12 +27,13 @@ import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import pandas as pd
+if TYPE_CHECKING:  # annotations only: indexing.py reads frames (a store restored from the synth store cache never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
-from ledgerlm.synth.statements.factindex import Cell, FactIndex, FactRef, concept_meta, index_facts
+from ledgerlm.synth.statements.factindex import Cell, FactIndex, FactRef, concept_meta
 from ledgerlm.synth.statements.fiscal_calendar import Calendar, FiscalYear
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
 from ledgerlm.synth.statements.sources import load_facts
@@ -101,6 +102,8 @@ class FactStore(StoreViews):
         self.facts = facts
         self.as_of = as_of
         self._allowed = _allowed  # None: every report; else {company: reports} this view sees
+        from ledgerlm.synth.statements.indexing import index_facts  # pandas: only a store built from facts needs it
+
         self.calendar, self.index = index_facts(facts)
 
     @classmethod

@@ -29,10 +29,10 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from lxml import etree
-from lxml import html as lxml_html
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements import sanity
@@ -159,6 +159,8 @@ def _iso(y: int, m: int, d: int) -> str:
 
 
 def _months_before(end: str, months: int) -> str:
+    import pandas as pd
+
     ts = pd.Timestamp(end) + pd.Timedelta(days=1) - pd.DateOffset(months=months)
     return ts.strftime("%Y-%m-%d")
 
@@ -183,6 +185,8 @@ _FY = re.compile(r"\bFY\s?(\d{4})(Q[1-4]TTM|Q[1-4]YTD|Q[1-4]|H1)?\b", re.I)
 
 def parse_period_header(text: str, statement: str = "", period_dates: dict | None = None) -> PeriodHeader | None:
     """start/end of a period column header, or None when the text names no period."""
+    import pandas as pd
+
     t = _clean(text)
     if not t:
         return None
@@ -293,6 +297,9 @@ def _grid(trs, source: str, where: str) -> tuple[list[list[str]], list[list[str]
 
 def read_html_tables(text: str, source: str = "<html>") -> list[RawTable]:
     """Every <table> in an HTML document or fragment, as RawTable (rowspan/colspan per the HTML table model)."""
+    from lxml import etree  # imported here: synth renders tables, only parsing them needs lxml
+    from lxml import html as lxml_html
+
     if not text.strip():
         return []
     try:
@@ -415,6 +422,8 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
                 scope: str | None = None, currency: str | None = None, scale: float | None = None,
                 period_dates: dict | None = None, form: str = "", filed: str = "") -> pd.DataFrame:
     """Contract-1 rows of one statement table (rows whose label maps to a concept)."""
+    import pandas as pd
+
     header_rows, body = _split_header(raw)
     if raw.filled:  # a header cell spanning columns heads each of them (a spanned body cell stays one value)
         header_rows = raw.filled[: len(header_rows)]
@@ -477,6 +486,8 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
 
 def load_tables_text(text: str, source: str, *, fmt: str = "html", **meta) -> pd.DataFrame:
     """Facts of every statement table in an HTML ('html') or LaTeX ('latex') text."""
+    import pandas as pd
+
     raws = read_html_tables(text, source) if fmt == "html" else read_latex_tables(text, source)
     if not raws:
         raise InputError(f"no {'<table>' if fmt == 'html' else 'tabular'} found", path=source, field="table")

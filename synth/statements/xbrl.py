@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from lxml import etree
+if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
+    import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
@@ -88,6 +89,9 @@ def _precision(decimals: str | None) -> float:
 
 def load_xbrl(path: str | Path, *, filed: str = "", source: str | None = None) -> pd.DataFrame:
     """Canonical facts of one XBRL instance document (consolidated and parent-only facts)."""
+    import pandas as pd
+    from lxml import etree
+
     where = str(path)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
     try:
