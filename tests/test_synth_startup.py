@@ -1,6 +1,7 @@
 """Issue 17 goal 1: the serial start-up of `ledgerlm synth` (paid before the workers fork) imports no pandas, numpy,
 pyarrow or lxml when the store cache is warm: stores are restored from their JSON state (storecache.load_store),
-DataFrames are only built by the cache build, Parquet facts, macrolens, Ray and publishing.
+DataFrames are only built by the cache build, Parquet facts, macrolens, Ray and publishing. Nor pydantic: a config
+whose values already have their annotated types is built without it (config._exactly_typed).
 
     python -m pytest -q tests/test_synth_startup.py
 
@@ -14,11 +15,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from ledgerlm.synth.finindices import storecache
+import pytest
+
+from ledgerlm.errors import InputError
+from ledgerlm.synth.finindices import config, storecache
 
 SOURCE = "synth/data/sec/companyfacts/CIK0001046179_TSM.json.gz"  # the smallest embedded filer
-HEAVY = ("pandas", "numpy", "pyarrow", "lxml", "scipy", "ray", "datasets")
+HEAVY = ("pandas", "numpy", "pyarrow", "lxml", "scipy", "ray", "datasets", "pydantic")
 
 CHILD = r"""
 import json, sys
@@ -48,3 +53,21 @@ def test_warm_synth_run_imports_no_dataframe_library(tmp_path, monkeypatch, repo
     assert report["after_run"] == []
     assert "pandas" in report["after_facts"]  # the check sees a DataFrame library once one is imported
     assert (tmp_path / "out" / "train.jsonl").is_file()
+
+
+@pytest.mark.parametrize("name", ["default", "lookup", "ratio"])
+def test_shipped_configs_are_the_same_with_or_without_pydantic(name, repo_root, monkeypatch):
+    path = str(Path(repo_root) / "configs" / "synth" / f"{name}.yaml")
+    fast = config.load_config(path, num=100, seed=3, sources=["synth/data/sec"])
+    monkeypatch.setattr(config, "_exactly_typed", lambda name, value: False)  # every value through pydantic
+    assert config.load_config(path, num=100, seed=3, sources=["synth/data/sec"]) == fast
+
+
+def test_values_not_exactly_typed_still_go_through_pydantic():
+    assert config._exactly_typed("p_parent", 0.5) and not config._exactly_typed("p_parent", 1)
+    assert repr(config.load_config(None, p_parent=1).p_parent) == "1.0"  # pydantic's lax int -> float
+    assert not config._exactly_typed("decimals", [1, "2"]) and not config._exactly_typed("no_such_field", 1)
+    with pytest.raises(InputError, match="valid list"):
+        config.load_config(None, sources="synth/data")  # a str is not a list[str]
+    with pytest.raises(InputError, match="expected a int"):
+        config.load_config(None, num=True)
