@@ -7,10 +7,10 @@ counts). Workers that take whole shards in turn each refill every company's memo
 a third of the run's CPU was done twice. Here every company has one owner worker, and a company's costly
 work (its index values, and everything written from them) is done by its owner only:
 
-- a slot starts at the owner of the company it draws first (`affinity(slot)`);
+- a slot starts at the owner of the company whose values it likely computes (`affinity(slot)`);
 - a slot's attempt that reaches the values of a company another worker owns stops there (`Moved`: the
-  generator state at the attempt's start) and this process sends it on to the owner, which goes on from
-  that state: the draws, hence the rows, are exactly those of one process;
+  attempt's number) and this process sends it on to the owner, which replays the earlier attempts' draws and
+  goes on from that attempt: the draws, hence the rows, are exactly those of one process;
 - owners start as an even cut of the companies; once the first (short) epoch is done they are re-dealt by
   the CPU seconds each company actually cost (largest first, to the least loaded worker), and once more
   after the third if still more than 5 % off, so the workers stay balanced when a few rich filers yield
