@@ -103,6 +103,21 @@ def test_owners_are_dealt_by_cost_largest_first():
     assert sorted(load) == [11.0, 12.0]
 
 
+def test_a_re_deal_keeps_balanced_owners_and_moves_few_companies_otherwise():
+    """A company that changes owner is loaded and memoised again by its new worker: a re-deal moves as few as it takes."""
+    costs = {"A": 5.0, "B": 4.0, "C": 1.0, "D": 1.0, "E": 1.0}
+    balanced = {"A": 0, "B": 1, "C": 1, "D": 0, "E": 1}
+    assert affine.deal(costs, 2, balanced) == balanced
+    skewed = {"A": 0, "B": 0, "C": 0, "D": 1, "E": 1}  # 10 vs 2
+    owners = affine.deal(costs, 2, skewed)
+    assert affine.imbalance(costs, owners, 2) <= affine.REDEAL_IMBALANCE
+    assert [c for c in costs if owners[c] != skewed[c]] == ["B"]  # largest-first from scratch would move B, C and D
+    costs = {"A": 9.0, "B": 1.0, "C": 1.0, "D": 1.0}
+    three = affine.deal(costs, 3, dict.fromkeys(costs, 0))
+    assert max(sum(c for k, c in costs.items() if three[k] == w) for w in range(3)) == 9.0  # A alone: the best there is
+    assert sum(w != 0 for w in three.values()) == 1  # ... with one move
+
+
 def test_real_builder_moves_slots_to_owners_and_writes_the_bytes_of_one_process(tmp_path, monkeypatch):
     """The synth Builder: attempts on another worker's company move there (Moved); every company's index values
     are computed by its owner only, and the dataset is the bytes of one process."""
