@@ -1,5 +1,6 @@
 """compute() on the full store replays recorded sub-index evaluations (compute.py `_Evaluator._index`): every result
-must equal a fresh evaluation's, trace step for step (the trace feeds the worked solutions and the provenance).
+must equal a fresh evaluation's, trace step for step (the trace feeds the worked solutions and the provenance). A full
+store also keeps each fact reading once (`_Evaluator._fact`); the reference store keeps none.
 
     python -m pytest tests/test_indices_replay.py -q
 """
@@ -52,8 +53,10 @@ def test_replayed_evaluations_equal_fresh_ones(facts):
                 got, want = outcome(store, company, index_id, period), outcome(fresh, company, index_id, period)
                 assert got == want, f"{index_id} {company} {period}"
                 compared += isinstance(want[0], float)
-        (registry, recordings), = store.index_memo().values()
+        memo = store.index_memo()
+        (registry, recordings), = (kept for key, kept in memo.items() if key != "facts")
         assert registry is REGISTRY and sum(hasattr(rec, "trace") for rec in recordings.values()) > 50  # recorded, replayed
+        assert list(memo["facts"]) == [(company, "consolidated")] and len(memo["facts"][company, "consolidated"]) > 50  # kept readings
         assert fresh.index_memo() is None and "_index_memo" not in fresh.__dict__
     assert compared > 200
 
@@ -76,4 +79,4 @@ def test_recordings_are_kept_per_registry(facts):
     other = load_registry()
     for registry in (REGISTRY, other):
         compute(store, "NVDA", "interest_bearing_debt_yoy", "FY2025", registry=registry)
-    assert [r for r, _ in store.index_memo().values()] == [REGISTRY, other] and REGISTRY is not other
+    assert [kept[0] for key, kept in store.index_memo().items() if key != "facts"] == [REGISTRY, other] and REGISTRY is not other

@@ -83,22 +83,45 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     company = store.resolve_company(company)
     p = parse_period(period)
     index = registry[index_id]
-    check_applicable(index, accounting_standard(store, company), p.label, company)  # IndexNotApplicable: one line
-    ev = _Evaluator(store, company, scope, registry, index_id)
-    where = f"index {index_id!r}, company {company}, period {p.label}"
+    steps = _steps(registry)
+    standard = accounting_standard(store, company)
+    if (index_id, standard, p.label) not in steps.applicable:  # the check depends on these three only
+        check_applicable(index, standard, p.label, company)  # IndexNotApplicable: one line
+        steps.applicable.add((index_id, standard, p.label))
+    ev = _Evaluator(store, company, scope, registry, index_id, *_kept(store, registry, company, scope))
     try:
         value = ev.eval(index.ast, p, "end")
     except NotDerivable as err:
-        raise NotDerivable(f"{where}: {err}", company=company, concept=err.concept, period=p.label, missing=err.missing) from None
+        raise NotDerivable(f"{_where(index_id, company, p)}: {err}", company=company, concept=err.concept, period=p.label,
+                           missing=err.missing) from None
     except IndexUndefined as err:
-        raise IndexUndefined(f"{where}: {err}") from None
+        raise IndexUndefined(f"{_where(index_id, company, p)}: {err}") from None
     except LedgerError as err:
-        raise LedgerError(f"{where}: {err}") from None
+        raise LedgerError(f"{_where(index_id, company, p)}: {err}") from None
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
     reports = {_report(label) for label in {f.report for f in ev.facts.values()} | {r for _, r in ev.absent}}
     return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
                       scope, sorted(set(ev.absent)))
+
+
+def _where(index_id: str, company: str, p: Period) -> str:
+    """What an error of compute() names (written only when one is raised)."""
+    return f"index {index_id!r}, company {company}, period {p.label}"
+
+
+def _kept(store, registry: Registry, company: str, scope: str) -> tuple[dict | None, dict | None]:
+    """What compute() keeps on a full store for later evaluations (None, None on a view, or a store that keeps
+    nothing): this registry's recorded sub-index evaluations (per registry object: another registry may define an
+    index of the same name otherwise), and the company's fact readings at this scope (see `_Evaluator._fact`)."""
+    memo = getattr(store, "index_memo", lambda: None)()
+    if memo is None:
+        return None, None
+    kept = memo.get(id(registry))
+    if kept is None or kept[0] is not registry:  # (a registry made where a collected one was)
+        kept = memo[id(registry)] = (registry, {})
+    readings = memo.setdefault("facts", {}).setdefault((company, scope), {})
+    return kept[1], readings
 
 
 @functools.lru_cache(maxsize=4096)
@@ -133,8 +156,10 @@ class _Evaluator:
     """Walks a formula at a period through its compiled steps (`_steps`); records every fact and intermediate value
     in `trace`."""
 
-    def __init__(self, store, company: str, scope: str, registry: Registry, index_id: str):
+    def __init__(self, store, company: str, scope: str, registry: Registry, index_id: str, recordings: dict | None = None,
+                 readings: dict | None = None):
         self.store, self.company, self.scope, self.registry, self.index_id = store, company, scope, registry, index_id
+        self.recordings, self.readings = recordings, readings  # kept on a full store (`_kept`), else None
         self.trace: list[dict] = []
         self.facts: dict[tuple, object] = {}
         self.absent: list[tuple[str, str]] = []  # (concept, report) lines the report shows no value for
@@ -172,14 +197,14 @@ class _Evaluator:
         facts, absent lines, unit and memo entries. Otherwise (a shared key: the evaluation reuses one of its steps),
         and for a sub-index that raises, it is evaluated here as before."""
         ast = self.registry[name].ast
-        memo = self._recordings()
+        memo = self.recordings
         if memo is None:
             return self.eval(ast, p, basis)
         key = (self.company, self.scope, name, p.label, basis)
         rec = memo.get(key)
         if rec is None:
             rec = memo[key] = self._record(ast, p, basis)
-        if rec is _FAILS or any(k in self.memo for k in rec.memo):
+        if rec is _FAILS or not self.memo.keys().isdisjoint(rec.memo):
             return self.eval(ast, p, basis)
         self.trace += rec.trace
         for k, ref in rec.facts.items():
@@ -189,36 +214,35 @@ class _Evaluator:
         self.memo.update(rec.memo)
         return rec.memo[(ast.text, p.label, basis)]
 
-    def _recordings(self) -> dict | None:
-        """This registry's recordings on this store (None: a view, or a store that keeps none). Per registry object:
-        another registry may define an index of the same name otherwise."""
-        memo = getattr(self.store, "index_memo", lambda: None)()
-        if memo is None:
-            return None
-        kept = memo.get(id(self.registry))
-        if kept is None or kept[0] is not self.registry:  # (a registry made where a collected one was)
-            kept = memo[id(self.registry)] = (self.registry, {})
-        return kept[1]
-
     def _record(self, ast: Node, p: Period, basis: str):
         """A fresh evaluation of `ast` (its trace, facts, absent lines, unit and memo), or _FAILS when it raises (errors
         name the asking index, and what an error leaves behind is not replayed)."""
-        child = _Evaluator(self.store, self.company, self.scope, self.registry, self.index_id)
+        child = _Evaluator(self.store, self.company, self.scope, self.registry, self.index_id, self.recordings, self.readings)
         try:
             child.eval(ast, p, basis)
         except LedgerError:
             return _FAILS
-        child.registry = child.store = None  # what is replayed, not what it was read from
+        child.registry = child.store = child.recordings = child.readings = None  # what is replayed, not what it was read from
         return child
 
     def _fact(self, concept: str, p: Period, basis: str) -> float:
-        d = self.store.shared_value(self.company, concept, p, self.scope, basis)  # read only: never copied
-        for ref in d.inputs:
-            self.facts.setdefault((ref.concept, ref.report, ref.source), ref)
-        if not self.unit and d.unit and "/" not in d.unit and d.unit.lower() != "shares":
-            self.unit = d.unit
-        self.trace.append(_fact_step(d, concept, p.label, basis))
-        return d.value
+        """Read a concept's value at (p, basis): its facts, the currency (the first non-per-share unit) and a trace
+        step. On a full store each reading is made once per (concept, period, basis) and kept in `readings` (the
+        store's remembered derivation, already in the form an evaluation adds); an error is not kept here (the store
+        remembers it and raises a copy)."""
+        key = (concept, p.label, basis)
+        reading = self.readings.get(key) if self.readings is not None else None
+        if reading is None:
+            reading = _reading(self.store.shared_value(self.company, concept, p, self.scope, basis), concept, p.label, basis)
+            if self.readings is not None:
+                self.readings[key] = reading
+        value, refs, unit, step = reading
+        for k, ref in refs:
+            self.facts.setdefault(k, ref)
+        if unit and not self.unit:
+            self.unit = unit
+        self.trace.append(step)
+        return value
 
     def _interest_bearing(self, name: str, p: Period, basis: str) -> float:
         """Sum the liabilities the taxonomy marks interest-bearing, as shown in the balance-sheet report."""
@@ -274,6 +298,7 @@ class _Steps:
     def __init__(self, registry: Registry):
         self.registry = registry
         self.by_text: dict[str, Step] = {}
+        self.applicable: set[tuple[str, str | None, str]] = set()  # (index id, standard, period) that passed check_applicable
 
     def step(self, node: Node) -> Step:
         """The node's step: its value at (p, basis), computed once per evaluation (`_Evaluator.memo`)."""
@@ -394,19 +419,17 @@ def _first_of(text: str, args: list[Step], arg_texts: list[str]) -> Step:
     return first_of
 
 
-def _fact_step(d, concept: str, label: str, basis: str) -> dict:
-    """The trace step of reading `concept` at (label, basis) as `d`, built once per Derived and kept on it: the full
-    store hands every compute of the company the same remembered Derived, so its traces share the step (as they share
-    its FactRefs; an IndexValue is only ever read, see finindices/solutions.py `_per_value`)."""
-    key = (concept, label, basis)
-    kept = d.__dict__.get("_trace_step")
-    if kept is not None and kept[0] == key:
-        return kept[1]
+def _reading(d, concept: str, label: str, basis: str) -> tuple[float, tuple, str, dict]:
+    """What reading `concept` at (label, basis) as the Derived `d` adds to an evaluation: its value, its facts as
+    (key, FactRef) pairs, the unit it may give the result ('' for per-share amounts and share counts) and its trace
+    step. A full store's readings are kept and shared by every compute of the company, so their traces share the step
+    dict (as they share the FactRefs; an IndexValue is only ever read, see finindices/solutions.py `_per_value`)."""
+    unit = d.unit if d.unit and "/" not in d.unit and d.unit.lower() != "shares" else ""
+    refs = tuple(((r.concept, r.report, r.source), r) for r in d.inputs)
     step = {"kind": "fact", "concept": concept, "period": label, "basis": basis, "value": d.value, "unit": d.unit,
             "inputs": [{"concept": r.concept, "report": r.report, "value": r.value, "source": r.source} for r in d.inputs],
             "steps": list(d.steps)}
-    d.__dict__["_trace_step"] = (key, step)
-    return step
+    return d.value, refs, unit, step
 
 
 def _shift(op: str, p: Period, index_id: str) -> Period:
