@@ -16,8 +16,10 @@ import ast
 import functools
 import html
 import json
+import math
 import re
 import sys
+from json.encoder import encode_basestring  # ensure_ascii=False: the C escaper
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.taxonomy import concept_info, map_label
@@ -114,6 +116,32 @@ def _latex_escape(text: str) -> str:
     return re.sub(r"([&%$#_])", r"\\\1", text)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # row labels repeat across statements, periods and scales
+def _repr(text: str) -> str:
+    return repr(text)
+
+
+def _json_indented(value, level: int = 0) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=2)` (the JSON representation of a statement), ~3x faster: Python's
+    json writes indented output with its pure-Python encoder; here objects and lists are laid out the same way and
+    each scalar is written by the C string escaper or the number repr json uses. Anything else goes to json.dumps."""
+    close = "\n" + "  " * level
+    pad = close + "  "
+    if type(value) is dict and value and all(type(k) is str for k in value):
+        members = (encode_basestring(k) + ": " + _json_indented(v, level + 1) for k, v in value.items())
+        return "{" + pad + ("," + pad).join(members) + close + "}"
+    if type(value) is list and value:
+        return "[" + pad + ("," + pad).join(_json_indented(v, level + 1) for v in value) + close + "]"
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", close)  # null, true, NaN, {}, [], other types
+
+
 def _scale(scale: float) -> float:
     scale = float(scale)
     return int(scale) if scale.is_integer() else scale
@@ -130,7 +158,7 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="as")
     if fmt == "json":
-        return json.dumps(stmt, ensure_ascii=False, indent=2)
+        return _json_indented(stmt)
     scale = _scale(scale)
     title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt)
     item_word = "项目" if language == "zh" else "Item"
@@ -154,13 +182,15 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
         lines = [title, units, f"{item_word:<{width}}  {period:>{vwidth}}"]
         lines += [f"{label:<{width}}  {value:>{vwidth}}" for label, value in rows]
         return "\n".join(lines)
-    # tuples: one (label, period, value) per line, values scaled as the unit header says
+    # tuples: one (label, period, value) per line, values scaled as the unit header says; each line is the repr of
+    # the tuple, written from its parts' reprs (the period's once per statement)
     lines = [f"# {title}", f"# {units}"]
+    middle = f", {stmt['period']!r}, "
     for (label, _), item in zip(rows, stmt["items"]):
         value = item.get("value")
         if value is not None and shown_scaled(item.get("concept", "")):
             value = round(value / scale, 6)
-        lines.append(repr((label, stmt["period"], value)))
+        lines.append(f"({_repr(label)}{middle}{value!r})")
     return "\n".join(lines)
 
 

@@ -1,0 +1,48 @@
+"""Faster writers of the statement renderer (issue 17, goal 2) give the text of the plain definitions they replace.
+
+    python -m pytest tests/test_synth_writing_render.py -q
+"""
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from ledgerlm.synth.statements.render import _json_indented, render_statement
+
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(),
+                    st.text(alphabet=st.sampled_from(list('ab "\\\n\t\x00\x1fé中\ud800/')), max_size=8))
+_json = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
+                                                      st.dictionaries(st.one_of(st.text(max_size=4), st.integers(0, 9)),
+                                                                      inner, max_size=4)), max_leaves=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_json)
+def test_indented_json_is_json_dumps_indent_2(value):
+    """Every JSON-able value (non-str keys, tuples, NaN, lone surrogates included) is written as json.dumps does."""
+    assert _json_indented(value) == json.dumps(value, ensure_ascii=False, indent=2)
+
+
+_label = st.text(alphabet=st.sampled_from(list("ab '\"\\\n中")), max_size=6)
+_items = st.lists(st.fixed_dictionaries({"concept": st.sampled_from(["revenue", "eps_basic", "shares_basic", "unknown_x"]),
+                                         "label": _label, "value": st.one_of(st.none(), st.integers(-10**12, 10**12),
+                                                                             st.floats(-1e15, 1e15))}), max_size=6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_items, st.sampled_from([1, 1000, 1e6]), st.sampled_from(["en", "zh"]), st.sampled_from(["FY2024", "FY'24"]))
+def test_statement_json_and_tuples_are_the_plain_definitions(items, scale, language, period):
+    """The JSON representation is json.dumps(stmt, indent=2); each tuples line is repr((label, period, value))."""
+    from ledgerlm.synth.statements.render import _rows, _scale, shown_scaled
+
+    stmt = {"company": "X", "period": period, "statement": "income", "scope": "consolidated", "unit": "USD", "items": items}
+    assert render_statement(stmt, "json") == json.dumps(stmt, ensure_ascii=False, indent=2)
+    lines = render_statement(stmt, "tuples", scale=scale, language=language).split("\n")[2:]
+    expected = []
+    for (label, _), item in zip(_rows(stmt, _scale(scale), language), items):
+        value = item["value"]
+        if value is not None and shown_scaled(item["concept"]):
+            value = round(value / _scale(scale), 6)
+        expected.append(repr((label, period, value)))
+    assert lines == expected
