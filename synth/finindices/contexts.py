@@ -36,6 +36,7 @@ from ledgerlm.synth.statements.store import FactStore, forget_frames, fresh_copy
 STATEMENTS = ("balance", "income", "cashflow")
 STATEMENT_SEP = "\n\n-----\n\n"  # between the statements of one shown report
 SCALES = {"en": (1, 1_000, 1_000_000), "zh": (1, 10_000, 1_000_000)}  # statement units a report may be shown in
+ALL_SCALES = sorted(set().union(*SCALES.values()))
 
 
 class Moved(Exception):
@@ -464,13 +465,24 @@ class Builder:
         the scales of every language, and each language's list is kept (in its SCALES order)."""
         key = (company, report, scope, tuple(statements), "exact_scales")
         hit = self._rendered.get(key)
-        if hit is None:
-            stmts = [s for s in (self.statement(company, report, n, scope) for n in statements) if s]
-            amounts = [it["value"] for s in stmts for it in s["items"] if it.get("value") is not None and "/" not in it.get("unit", "/")
-                       and it.get("unit", "").lower() != "shares"]
-            exact = {k for k in set().union(*SCALES.values()) if all(float(v) % k == 0 for v in amounts)}
+        if hit is None:  # the scales dividing every amount of the block: those dividing every amount of each statement
+            exact = set(ALL_SCALES)
+            for name in statements:
+                exact &= self._statement_scales(company, report, name, scope)
             hit = self._rendered[key] = {lang: [k for k in scales if k in exact] for lang, scales in SCALES.items()}
         return hit[language]
+
+    def _statement_scales(self, company: str, report: ReportKey, name: str, scope: str) -> frozenset:
+        """The scales (of any language) dividing every amount of one statement (all of them when it is not shown),
+        memoised: a statement is part of blocks of several statement sets."""
+        key = (company, report, name, scope, "exact_scales")
+        hit = self._rendered.get(key)
+        if hit is None:
+            stmt = self.statement(company, report, name, scope)
+            amounts = [float(it["value"]) for it in (stmt["items"] if stmt else ()) if it.get("value") is not None
+                       and "/" not in it.get("unit", "/") and it.get("unit", "").lower() != "shares"]
+            hit = self._rendered[key] = frozenset(k for k in ALL_SCALES if all(v % k == 0 for v in amounts))
+        return hit
 
     def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
                      scale: int = 1) -> str:
