@@ -308,7 +308,7 @@ class FactStore(StoreViews):
         company = self.resolve_company(company)
         memo = self.index.share_basis
         if company not in memo:
-            found = sorted({m for c in self._company_cells(company).values() for m in _SPLIT_RE.findall(c.note)},
+            found = sorted({m for c in self._company_cells(company).values() if c.note for m in _SPLIT_RE.findall(c.note)},
                            key=lambda m: m.split("from ")[-1])
             memo[company] = ("share basis: the latest filing's (as filed, after " + "; ".join(found) + ")"
                                           if found else "share basis: as filed (no stock split in the data)")
@@ -320,7 +320,9 @@ class FactStore(StoreViews):
         company = self.resolve_company(company)
         memo = self._restatement_memo
         if company not in memo:
-            found = {m.group(1): m.group(2) for c in self._company_cells(company).values() for m in _SPLIT_PARTS_RE.finditer(c.note)}
+            # only cells with a note can name a split (most have none: no regex call for them; a company's first visit)
+            found = {m.group(1): m.group(2) for c in self._company_cells(company).values() if c.note
+                     for m in _SPLIT_PARTS_RE.finditer(c.note)}
             memo[company] = sorted(found.items(), key=lambda kv: kv[1])
         return list(memo[company])
 
