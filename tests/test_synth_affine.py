@@ -125,7 +125,7 @@ def test_real_builder_moves_slots_to_owners_and_writes_the_bytes_of_one_process(
 
     log = tmp_path / "log"
     log.mkdir()
-    value = contexts.Builder.value
+    value, draft = contexts.Builder.value, contexts.Builder._draft
 
     def logged(self, company, index_id, period):
         if multiprocessing.parent_process() is not None:
@@ -133,13 +133,21 @@ def test_real_builder_moves_slots_to_owners_and_writes_the_bytes_of_one_process(
                 f.write(company + "\n")
         return value(self, company, index_id, period)
 
+    def resumed(self, slot, stats, resume=None, forced=None):
+        if resume:  # a slot moved at a later attempt: the owner replays the draws of the attempts before it
+            with open(log / "resumed.txt", "a") as f:
+                f.write(f"{slot} {resume}\n")
+        return draft(self, slot, stats, resume, forced)
+
     args = ["--num", "240", "--no-progress"]
     assert cli.main(args + ["--out", str(tmp_path / "one")]) == 0
     monkeypatch.setattr(contexts.Builder, "value", logged)
+    monkeypatch.setattr(contexts.Builder, "_draft", resumed)
     assert cli.main(args + ["--out", str(tmp_path / "three"), "--num-proc", "3"]) == 0
     files = ("train.jsonl", "dev.jsonl", "test.jsonl", "manifest.json")
     digest = lambda d: [hashlib.sha256((d / f).read_bytes()).hexdigest() for f in files]  # noqa: E731
     assert digest(tmp_path / "one") == digest(tmp_path / "three")
+    assert (log / "resumed.txt").is_file()  # the bytes above cover replayed attempts
     workers_of = {}
     for path in log.glob("*.log"):
         for company in set(path.read_text().split()):

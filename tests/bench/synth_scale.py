@@ -157,18 +157,21 @@ def main() -> int:
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate))")
     parent = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, list parts, merge beside
-    extra = max(0.0, p2["generate (workers)"] - g1)  # what the second worker redoes: store loads, shared line memos, straddlers
+    # what the second worker redoes: token counts of lines every worker meets (labels, figures, formula texts), the
+    # draws of moved slots, eligibility of every company, a re-dealt company's memos; plus the machine's noise (+-15 %)
+    extra = max(0.0, p2["generate (workers)"] - g1)
     print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2.get('merge', 0.0):.2f} s + other "
           f"{serial2 - p2['start-up'] - p2.get('merge', 0.0):.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
           f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {parent:.2f} s)")
-    # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2, taken as fixed per worker);
-    # the parent's per-row work R runs beside the workers and bounds generation from below; start-up stays serial;
-    # G1, R and the serial rest grow with the samples. Printed at the measured size and at 100x (1M samples at the default --num).
+    # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2); d grows with the samples
+    # (moved slots and newly met lines are per sample; at 35fb737 2.3 s at --num 10000, 7.6 s at 30000), so it scales
+    # like G1, R and the serial rest (it was held fixed); the parent's per-row work R runs beside the workers and bounds it from
+    # below; start-up stays serial. Printed at the measured size and at 100x (1M samples at the default --num).
     for scale in (1, 100):
         for procs in (2, 16, 64):
             start, merge = p2["start-up"], (serial2 - p2["start-up"]) * scale
             t1 = p1["start-up"] + (serial1 - p1["start-up"]) * scale + g1 * scale
-            t = start + merge + max((g1 * scale + (procs - 1) * extra) / procs, parent * scale)
+            t = start + merge + max((g1 + (procs - 1) * extra) * scale / procs, parent * scale)
             print(f"extrapolated P={procs:<3}    {args.num * scale:>8} samples: efficiency {t1 / (procs * t):.2f}  (model T(P) = "
                   f"start-up + merge + max((G1 + (P - 1) d) / P, R) = {t:.1f} s; P free cores, companies >> P)")
     print(f"tokenize alone       {floor:.1f} s CPU ({tokens / max(floor, 1e-9) / 1e6:.2f} M tokens/s), every emitted prompt from scratch")
