@@ -56,3 +56,16 @@ def test_a_damaged_table_is_an_error_not_fewer_cells(damage):
         body[2] = -1
     with pytest.raises(ValueError):
         storecache._loads(json.dumps(encoded))
+
+
+def test_report_keys_hash_as_the_dataclass_did_in_every_process():
+    """ReportKey keeps its hash (every cell key holds one): the same value as the generated dataclass hash, so dict and
+    set orders are unchanged, and the same after pickling (a worker's keys)."""
+    import dataclasses
+    import pickle
+
+    for key in (ReportKey(2023, 4), ReportKey(1999, 1), dataclasses.replace(ReportKey(2023, 4), quarters=2)):
+        assert hash(key) == hash((key.fiscal_year, key.quarters))
+        again = pickle.loads(pickle.dumps(key))
+        assert again == key and hash(again) == hash(key) and {key: 1}[again] == 1
+    assert ReportKey(2023, 2) == dataclasses.replace(ReportKey(2023, 4), quarters=2)

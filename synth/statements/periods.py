@@ -50,6 +50,14 @@ class ReportKey:
     def __post_init__(self) -> None:
         if self.quarters not in (1, 2, 3, 4):
             raise ValueError(f"ReportKey.quarters must be 1..4, got {self.quarters}")
+        object.__setattr__(self, "_hash", hash((self.fiscal_year, self.quarters)))  # see __hash__
+
+    def __hash__(self) -> int:
+        """The dataclass's own hash (of the fields' tuple), computed once per key: every cell key holds a report, and
+        a company's first visit builds dicts of thousands of them (the cache load, `FactIndex.by_company`, ...); the
+        generated `__hash__` built and hashed a tuple at each of those (issue 17). Ints only: the value is the same in
+        every process, so a pickled key keeps a right one."""
+        return self._hash
 
     @_kept  # labels are read millions of times
     def label(self) -> str:
