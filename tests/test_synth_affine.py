@@ -10,7 +10,6 @@ import json
 import multiprocessing
 import os
 import random
-from collections import Counter
 from pathlib import Path
 
 import pytest

@@ -64,6 +64,19 @@ def test_rerun_and_num_proc_are_byte_identical(tmp_path):
     assert manifest["counts"]["total"] == manifest["kept"]
 
 
+def test_merge_copies_rows_in_the_kernel_or_through_the_process_to_the_same_bytes(tmp_path, monkeypatch):
+    a = build(tmp_path / "a", num_proc=2)  # rows copied with os.copy_file_range where the system has it
+    monkeypatch.setattr(shards, "_KERNEL_COPY", True)
+
+    def unsupported(*args):
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(shards.os, "copy_file_range", unsupported, raising=False)
+    dataset.merge(tmp_path / "b", [tmp_path / "a"])  # the same shards merged again, read and written instead
+    assert shards._KERNEL_COPY is False
+    assert sha(tmp_path / "b") == a
+
+
 def test_shard_jobs_then_merge_equal_one_run(tmp_path):
     whole = build(tmp_path / "whole")
     for i in range(3):  # three independent jobs writing to their own folders

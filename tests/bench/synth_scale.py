@@ -39,7 +39,7 @@ def loadavg() -> str:
 def child(argv: list[str], phases_path: str) -> int:
     """Run `ledgerlm synth ARGV` in this process, writing the CPU seconds of each phase to `phases_path`."""
     import ledgerlm.cli as program
-    from ledgerlm.synth.finindices import cli, contexts, dataset
+    from ledgerlm.synth.finindices import cli, dataset
 
     def cpu() -> tuple[float, float]:
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
