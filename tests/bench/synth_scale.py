@@ -9,7 +9,7 @@ only wraps the phases to time them): CPU seconds of the process and its workers 
 it, per phase, the parent's CPU (`time.process_time`) and the reaped workers' (`RUSAGE_CHILDREN`):
   start-up  interpreter, imports, config, Builder (registry, tokenizer, store index) - serial
   generate  every shard: drafts, token cap, contract check, shard files (with --num-proc > 1 the workers' CPU plus
-            the parent's: planning, receiving rows, writing shard files)
+            the parent's R: each slot's affinity, forwarding moved slots, listing each shard's parts, the merge beside)
   merge     shard files -> train/dev/test.jsonl, manifest, card - serial with 1 process; with --num-proc > 1 a
             thread merges beside the workers (dataset.build): its CPU is inside generate, printed apart
 The store cache is built first and not timed. The ratios to read on a loaded machine are the CPU ones;
