@@ -23,6 +23,7 @@ Chinese hint (the formula written with the Chinese names of its lines and indice
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from ledgerlm.synth.indices.concepts import is_concept
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Num, Node
@@ -132,8 +133,14 @@ def _keys(index, registry) -> set[str]:
 def notes(index, language: str) -> list[str]:
     """The convention sentences the index's answer depends on, in `language` (en | zh); the keys were found in
     the formula closure when the registry was loaded (`fill_defaults`), with that registry."""
-    keys = set(index.conventions)
-    return [en if language == "en" else zh for key, en, zh in NOTES if key in keys]
+    return list(_notes(tuple(index.conventions), language))
+
+
+@functools.lru_cache(maxsize=1024)
+def _notes(keys: tuple[str, ...], language: str) -> tuple[str, ...]:
+    """`notes` by convention keys: every written item asks for its indices' notes (hint or no-hint prompt, and the
+    solution), and a few dozen key sets cover the registry."""
+    return tuple(en if language == "en" else zh for key, en, zh in NOTES if key in keys)
 
 
 def joined(sentences: list[str], language: str) -> str:
@@ -143,7 +150,7 @@ def joined(sentences: list[str], language: str) -> str:
 def hint_text(index, language: str) -> str:
     """Hint + conventions, in `language`."""
     base = index.hint if language == "en" else index.hint_zh
-    extra = joined(notes(index, language), language)
+    extra = joined(_notes(tuple(index.conventions), language), language)
     if not extra:
         return base
     if language == "en":
