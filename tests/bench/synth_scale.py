@@ -2,7 +2,7 @@
 (samples/s, byte-identity, CPU seconds of each phase, efficiency extrapolated to 16 / 64 processes) and
 end-to-end CPU time vs tokenizing every emitted prompt from scratch.
 
-    TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_scale.py [--num 10000] [--tokenizer o200k_base]
+    TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_scale.py [--num 10000] [--tokenizer o200k_base] [--rounds 3]
 
 Each build is one `ledgerlm synth` process (the CLI's own `main`, run by this file with `--child`, which
 only wraps the phases to time them): CPU seconds of the process and its workers from wait4, and inside
@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -122,16 +123,31 @@ def main() -> int:
     p.add_argument("--num", type=int, default=10_000)
     p.add_argument("--tokenizer", default="o200k_base")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rounds", type=int, default=1, help="build with 1 and 2 processes N times, interleaved; the summary "
+                   "below uses each one's build with the least CPU (a loaded machine only adds CPU seconds; d is a "
+                   "difference of two ~20 s figures that drift +-15 %% run to run)")
     args = p.parse_args()
     env = dict(os.environ)
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})")
     subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache"], env=env, check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        one = build(args, tmp / "p1", 1, env)
-        two = build(args, tmp / "p2", 2, env)
-        same = digest(tmp / "p1") == digest(tmp / "p2")
-        emitted = rows(tmp / "p1")
+        ones, twos, digests = [], [], set()
+        for i in range(args.rounds):
+            for runs, procs in ((ones, 1), (twos, 2)):
+                out = tmp / f"p{procs}-{i}"
+                runs.append(build(args, out, procs, env))
+                digests.add(json.dumps(digest(out)))
+                if i or procs == 2:  # the first 1-process build is kept for the tokenize-alone floor
+                    shutil.rmtree(out)
+                    shutil.rmtree(out.with_name(out.name + ".work"), ignore_errors=True)
+            if args.rounds > 1:
+                d = twos[-1]["phases"]["generate (workers)"] - ones[-1]["phases"]["generate"]
+                print(f"round {i + 1}: CPU 1 proc {ones[-1]['cpu']:.1f} s, 2 procs {twos[-1]['cpu']:.1f} s; d = {d:.2f} s; "
+                      f"load {loadavg()}", flush=True)
+        one, two = min(ones, key=lambda r: r["cpu"]), min(twos, key=lambda r: r["cpu"])
+        same = len(digests) == 1
+        emitted = rows(tmp / "p1-0")
     from ledgerlm.synth.finindices.tokens import TokenCounter
 
     counter = TokenCounter(args.tokenizer)
