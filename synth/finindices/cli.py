@@ -16,13 +16,14 @@ from pathlib import Path
 
 from ledgerlm.cli import exit_early
 from ledgerlm.errors import InputError
-from ledgerlm.synth.finindices import dataset
+from ledgerlm.synth.finindices import dataset, ray_runner
 from ledgerlm.synth.finindices.config import load_config
 from ledgerlm.synth.finindices.contexts import Builder
+from ledgerlm.synth.finindices.publish import push
 
-# Imported where used, not here: macrolens_t3 (pulls pandas), ray_runner (Ray) and publish (datasets / the Hub).
-# A plain `ledgerlm synth` needs none of them, and every module imported before the workers fork is serial
-# start-up that caps `--num-proc` scaling (issue 17; tests/test_synth_startup.py checks the warm path).
+# Imported where used, not here: macrolens_t3 (it pulls pandas). A plain `ledgerlm synth` does not need it, and
+# every module imported before the workers fork is serial start-up that caps `--num-proc` scaling (issue 17;
+# tests/test_synth_startup.py checks the warm path). ray_runner and publish import Ray / datasets only when run.
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -85,8 +86,6 @@ def _check_ray_flags(args: argparse.Namespace) -> None:
             raise InputError(f"--ray-tasks runs every shard job and merges: drop {flag}", field="ray-tasks")
     if args.cpus_per_task is not None and args.cpus_per_task <= 0:
         raise InputError(f"--cpus-per-task {args.cpus_per_task}: need > 0", field="cpus-per-task")
-    from ledgerlm.synth.finindices import ray_runner
-
     ray_runner.require_ray()
 
 
@@ -115,8 +114,6 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
                       tokenizer=args.tokenizer, max_tokens=args.max_tokens)
     if args.ray_tasks:
-        from ledgerlm.synth.finindices import ray_runner
-
         manifest = ray_runner.run(cfg, out, args.ray_tasks, address=args.ray_address,
                                   cpus_per_task=1 if args.cpus_per_task is None else args.cpus_per_task)
         print(f"ray: {args.ray_tasks} tasks wrote {manifest['shards']} shards; merged", file=sys.stderr)
@@ -149,9 +146,7 @@ def _finish(out: Path, manifest: dict, args: argparse.Namespace) -> int:
 
 
 def _push(out: Path, args: argparse.Namespace) -> None:
-    """--push-to-hub: publish OUT with its card (publish.py, imported only when asked for)."""
-    from ledgerlm.synth.finindices.publish import push
-
+    """--push-to-hub: publish OUT with its card (publish.py)."""
     print(f"pushed to {push(out, args.push_to_hub, private=args.private)}")
 
 
