@@ -77,6 +77,17 @@ def test_merge_copies_rows_in_the_kernel_or_through_the_process_to_the_same_byte
     assert sha(tmp_path / "b") == a
 
 
+@pytest.mark.parametrize("kernel", [True, False])
+def test_a_row_past_the_end_of_its_shard_file_is_an_error_not_a_hang(tmp_path, monkeypatch, kernel):
+    monkeypatch.setattr(shards, "_KERNEL_COPY", kernel and hasattr(shards.os, "copy_file_range"))
+    src, dst = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
+    src.write_bytes(b'{"a": 1}\n')
+    with open(src, "rb") as f, open(dst, "wb", buffering=0) as out:
+        with pytest.raises(InputError, match="ended at byte 9"):
+            shards.copy_span((f.fileno(), 0, 20), out.fileno())  # the file shrank after its rows were listed
+    assert dst.read_bytes() == b'{"a": 1}\n'
+
+
 def test_shard_jobs_then_merge_equal_one_run(tmp_path):
     whole = build(tmp_path / "whole")
     for i in range(3):  # three independent jobs writing to their own folders

@@ -269,7 +269,7 @@ class Builder:
         calls this once per shard): `part` in one process, where nothing moves."""
         return [row for _, row in self.part(slots, stats, {})[0]]
 
-    def part(self, items, stats: Stats, costs: dict) -> tuple[list[tuple[int, dict]], list[tuple[str, int, tuple]]]:
+    def part(self, items, stats: Stats, costs: dict) -> tuple[list[tuple[int, dict]], list[tuple[str, int, int]]]:
         """The kept rows of several slots, or a company-affine worker's share of a shard (affine.py): `items` are
         slots or (slot, resume, company) of slots moved here. Returns the kept (slot, row) pairs and the slots that
         moved on, as (company, slot, resume); adds each drafted slot's CPU seconds to `costs[company]`. Each row is

@@ -186,6 +186,8 @@ def copy_span(span: Span, dst: int) -> None:
         offset, length = offset + n, length - n
     while length:
         data = os.pread(src, length, offset)
+        if not data:  # the file is shorter than when its rows were listed: an error, not an endless loop
+            raise InputError(f"a shard file ended at byte {offset} inside a row being merged (changed during the merge?)")
         written = os.write(dst, data)
         offset, length = offset + written, length - written
 
