@@ -25,7 +25,7 @@ from ledgerlm.synth.finindices.config import SynthConfig
 from ledgerlm.synth.finindices.pipeline import Drop, Stats, run_steps, token_cap_step
 from ledgerlm.synth.finindices.solutions import consulted, solution_text
 from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_split, split_rule
-from ledgerlm.synth.finindices.tokens import TokenCounter
+from ledgerlm.synth.finindices.tokens import Block, TokenCounter
 from ledgerlm.synth.indices.compute import compute
 from ledgerlm.synth.indices.concepts import concept_keys
 from ledgerlm.synth.indices.registry import load_registry, may_derive, period_kind
@@ -134,7 +134,7 @@ class Builder:
         self._values: dict = {}
         self._statements: dict = {}
         self._rendered: dict = {}
-        self._blocks: dict = {}  # (company, report, scope, statements, fmt, language, scale) -> block text
+        self._blocks: dict = {}  # (company, report, scope, statements, fmt, language, scale) -> Block (text, statement renderings)
         self._splits: dict = {}  # (company, "splits") and (company, report, scope, statements) -> split factors
         self._fits: dict = {}  # (company, axis, period kinds) -> eligible indices defined for those periods
         self._kinds: dict = {}  # periods -> {kind: one period of that kind}
@@ -486,8 +486,16 @@ class Builder:
 
     def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
                      scale: int = 1) -> str:
+        """The shown report: its statements' renderings joined by STATEMENT_SEP."""
+        return self.rendered_block(company, report, scope, statements, fmt, language, scale).text
+
+    def rendered_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,
+                       scale: int = 1) -> Block:
+        """`render_block` with the statement renderings it joins (for the token count: a rendering is counted once
+        per run, whichever blocks show it), memoised: the same str objects each time, whose hashes are computed
+        once (token memo keys)."""
         block_key = (company, report, scope, tuple(statements), fmt, language, scale)
-        hit = self._blocks.get(block_key)  # the same str object each time: its hash is computed once (token memo keys)
+        hit = self._blocks.get(block_key)
         if hit is not None:
             return hit
         parts = []
@@ -505,8 +513,8 @@ class Builder:
                 self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language, rows=rows)
             if self._rendered[key] is not None:
                 parts.append(self._rendered[key])
-        text = self._blocks[block_key] = STATEMENT_SEP.join(parts)
-        return text
+        block = self._blocks[block_key] = Block(STATEMENT_SEP.join(parts), tuple(parts))
+        return block
 
     def company_splits(self, company: str) -> list[tuple[str, str]]:
         """`store.splits(company)`, memoised (it scans every cell's note)."""
@@ -558,14 +566,15 @@ class Builder:
             choice = instructions.showing(choice, [v for row in item.values for v in row], cfg.units)
         needed_statements = {st for row in item.values for v in row for st in consulted(v)[1]}
         statements = list(STATEMENTS) if rng.random() < cfg.p_full_report else [s for s in STATEMENTS if s in needed_statements]
-        shown_blocks, texts, formats, scales = [], [], [], {}
+        shown_blocks, texts, counted, formats, scales = [], [], [], [], {}
         for report, scope in item.blocks:
             fmt = rng.choice(cfg.formats)
             scale = rng.choice(self.exact_scales(company, report, scope, statements, language))
-            text = self.render_block(company, report, scope, statements, fmt, language, scale)
-            if text:
+            block = self.rendered_block(company, report, scope, statements, fmt, language, scale)
+            if block.text:
                 shown_blocks.append((report, scope))
-                texts.append(text)
+                texts.append(block.text)
+                counted.append(block if len(block.parts) > 1 else block.text)
                 formats.append(fmt)
                 if scope == "consolidated":  # the unit the solution quotes the figures in (JSON blocks are unscaled)
                     scales[report.label] = 1 if fmt == "json" else scale
@@ -618,6 +627,6 @@ class Builder:
                    "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
                    "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,
                    "provenance": provenance, "language": language, "value_unrounded": unrounded,
-                   "_blocks": texts}  # popped by the token-cap step: each rendered block is counted once per run
+                   "_blocks": counted}  # popped by the token-cap step: each rendering is counted once per run
             rows.append(row)
         return rows

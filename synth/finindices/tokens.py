@@ -86,6 +86,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from ledgerlm.atomic import atomic_open
 from ledgerlm.cachedir import cache_dir, private
@@ -253,6 +254,15 @@ def _read_ranks(path: Path) -> dict:
     return spec
 
 
+class Block(NamedTuple):
+    """A block of a prompt (`text`) given with the substrings it is made of (`parts`, in order; the text between
+    them is a separator): `count_prompt` counts a block it has not seen from its parts' memoised counts (a report
+    block holds statement renderings that other blocks show too)."""
+
+    text: str
+    parts: tuple[str, ...]
+
+
 def _find(text: str, block: str, pos: int) -> int:
     """`text.find(block, pos)`, faster for a long block: `str.find` preprocesses the whole needle (thousands of
     characters) on each call, so this finds the block's first 64 characters and compares the rest in place."""
@@ -334,9 +344,9 @@ class TokenCounter:
     def _cuts(self) -> re.Pattern:
         return CUTS[self.family]
 
-    def count_prompt(self, messages: list[dict], blocks: list[str] = ()) -> int:
-        """Exactly `count_messages(messages)`, with each of `blocks` (substrings of a message, in order)
-        counted once per run where the cuts around it are provable boundaries (see the module docstring)."""
+    def count_prompt(self, messages: list[dict], blocks: list = ()) -> int:
+        """Exactly `count_messages(messages)`, with each of `blocks` (substrings of a message, in order: a str or a
+        `Block`) counted once per run where the cuts around it are provable boundaries (see the module docstring)."""
         if self.family is None:
             return self.count_messages(messages)
         total = 0
@@ -348,9 +358,16 @@ class TokenCounter:
             total += self._count_with_blocks(text, blocks)
         return total
 
-    def _count_with_blocks(self, text: str, blocks: list[str]) -> int:
+    def _count_with_blocks(self, text: str, blocks: list) -> int:
+        """`count(text)` with each block (a str, or a `Block` given with its parts) counted from the memo where the
+        cuts around it are provable; a `Block` not memoised yet is counted from its parts' memoised counts (a
+        statement rendering shown before in another block, another statement set or another scope) and the text
+        between them (the separators), so only renderings seen for the first time are cut into lines."""
         n, pos, start, total = len(text), 0, 0, 0
         for block in blocks:
+            parts = None
+            if type(block) is Block:
+                block, parts = block
             s = _find(text, block, pos) if block else -1
             if s < 0:
                 continue
@@ -364,7 +381,8 @@ class TokenCounter:
             key = (block, end - e)
             hit = self._memo.get(key)
             if hit is None:
-                hit = self._remember(key, self._count_segments(text[s:end]), end - s)
+                piece = text[s:end]  # its cuts are provable in `text` too: the same characters around each
+                hit = self._remember(key, self._count_with_blocks(piece, parts) if parts else self._count_segments(piece), end - s)
             total += hit
             start = end
         if start < n:
