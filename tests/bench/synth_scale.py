@@ -12,7 +12,10 @@ it, per phase, the parent's CPU (`time.process_time`) and the reaped workers' (`
             the parent's R: each slot's affinity, forwarding moved slots, listing each shard's parts, the merge beside)
   merge     shard files -> train/dev/test.jsonl, manifest, card - serial with 1 process; with --num-proc > 1 a
             thread merges beside the workers (dataset.build): its CPU is inside generate, printed apart
-The store cache is built first and not timed. The ratios to read on a loaded machine are the CPU ones;
+Each build's wall-clock is printed as a timeline (seconds from the bench starting the process): start-up, each
+company-affine worker's fork, first task, last result, the time it sat blocked waiting for a task mid-run and at the
+end (recorded inside the workers by a wrapper of `affine._work`) and its own CPU, the first and last shard listed,
+the merge's end (and how long after the last shard), the summary. The store cache is built first and not timed. The ratios to read on a loaded machine are the CPU ones;
 the wall-clock ratio is only meaningful when the load average stays below the core count.
 """
 from __future__ import annotations
@@ -40,7 +43,18 @@ def loadavg() -> str:
 def child(argv: list[str], phases_path: str) -> int:
     """Run `ledgerlm synth ARGV` in this process, writing the CPU seconds of each phase to `phases_path`."""
     import ledgerlm.cli as program
-    from ledgerlm.synth.finindices import cli, dataset
+    from ledgerlm.synth.finindices import affine, cli, dataset, shards
+
+    launched = float(os.environ.get("SYNTH_SCALE_T0") or time.time())  # when the bench started this process
+    wall: dict[str, object] = {"interpreter": time.time() - launched, "shards": []}
+    trace_workers(affine, phases_path, launched)
+    listed = shards.finish_parts
+
+    def finish_parts(*args, **kwargs):  # a shard's parts listed: the shard is done (2 processes)
+        listed(*args, **kwargs)
+        wall["shards"].append(time.time() - launched)
+
+    shards.finish_parts = finish_parts
 
     def cpu() -> tuple[float, float]:
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -56,12 +70,15 @@ def child(argv: list[str], phases_path: str) -> int:
                     return fn(*args, **kwargs)
                 finally:
                     phases[name + " (beside generate)"] = time.thread_time() - t0
+                    wall[name + " end"] = time.time() - launched
             p0, c0 = cpu()
             if name == "generate":
                 phases.setdefault("start-up", p0)
+            wall.setdefault(name + " start", time.time() - launched)
             try:
                 return fn(*args, **kwargs)
             finally:
+                wall[name + " end"] = time.time() - launched
                 p1, c1 = cpu()
                 phases[name] = phases.get(name, 0.0) + (p1 - p0) + (c1 - c0)
                 phases[name + " (workers)"] = phases.get(name + " (workers)", 0.0) + (c1 - c0)
@@ -70,6 +87,9 @@ def child(argv: list[str], phases_path: str) -> int:
     def record() -> None:
         if "total" not in phases:
             phases["total"] = sum(cpu())
+            wall["summary printed"] = time.time() - launched
+            workers = sorted(Path(phases_path).parent.glob(Path(phases_path).name + ".w*"))
+            phases["wall"] = dict(wall, workers=[json.loads(w.read_text()) for w in workers])
             Path(phases_path).write_text(json.dumps(phases))
 
     def finish(*args, **kwargs):  # the summary is out: record the phases before the program leaves (exit_early)
@@ -87,6 +107,62 @@ def child(argv: list[str], phases_path: str) -> int:
     return rc
 
 
+def trace_workers(affine, phases_path: str, launched: float) -> None:
+    """Record, in each company-affine worker (forked: it runs this wrapper of `affine._work`), when it started, the
+    spans it waited for a task (blocked in its inbox: idle) and when it sent each result, into PHASES.wN."""
+    work = affine._work
+
+    def traced(inbox, conn, me, out):
+        log = {"start": time.time() - launched, "waits": [], "sends": []}
+
+        class Inbox:
+            def __getattr__(self, name):
+                return getattr(inbox, name)
+
+            def get(self):
+                t = time.time() - launched
+                msg = inbox.get()
+                log["waits"].append((t, time.time() - launched))
+                return msg
+
+        class Conn:
+            def __getattr__(self, name):
+                return getattr(conn, name)
+
+            def send(self, msg):
+                log["sends"].append(time.time() - launched)
+                conn.send(msg)
+
+        try:
+            work(Inbox(), Conn(), me, out)
+        finally:
+            log["end"], log["cpu"] = time.time() - launched, time.process_time()
+            Path(f"{phases_path}.w{me}").write_text(json.dumps(log))
+
+    affine._work = traced
+
+
+def timeline(wall: dict, total: float) -> str:
+    """Where one build's wall-clock went (seconds from the bench starting the process; load-dependent)."""
+    parts = [f"interpreter up {wall['interpreter']:.2f}", f"generate starts {wall['generate start']:.2f}"]
+    for w, log in enumerate(wall.get("workers", [])):
+        waits = log["waits"]
+        first = waits[0][1] if waits else log["start"]
+        last = log["sends"][-1] if log["sends"] else first
+        mid = sum(b - a for a, b in waits[1:] if b <= last)  # blocked for a task between its first and last result
+        parts.append(f"worker {w}: forked {log['start']:.2f}, first task {first:.2f}, last result {last:.2f}, idle mid-run "
+                     f"{mid:.2f}, idle at the end {log['end'] - last:.2f}, {log['cpu']:.2f} s CPU")
+    after = wall["shards"][-1] if wall["shards"] else wall["generate end"]  # the last shard listed (2 processes)
+    if wall["shards"]:
+        parts.append(f"first / last shard listed {wall['shards'][0]:.2f} / {after:.2f}")
+    parts.append(f"generate returns {wall['generate end']:.2f}")
+    end = wall.get("merge end")
+    if end is not None:
+        parts.append(f"merge (train/dev/test, manifest, card) done {end:.2f} (+{max(0.0, end - after):.2f} after the last shard)")
+    parts.append(f"summary printed {wall['summary printed']:.2f}, process gone {total:.2f}")
+    return "; ".join(parts)
+
+
 def timed_run(cmd: list[str], env: dict | None = None) -> dict:
     """wall s, CPU s (the process and every descendant it waited for) and peak RSS MB of one command."""
     t0 = time.perf_counter()
@@ -102,6 +178,7 @@ def timed_run(cmd: list[str], env: dict | None = None) -> dict:
 
 def build(args, out: Path, num_proc: int, env: dict) -> dict:
     phases = out.with_name(out.name + ".phases.json")
+    env = dict(env, SYNTH_SCALE_T0=repr(time.time()))
     run = timed_run([sys.executable, __file__, "--child", str(phases), "--", "--out", str(out), "--num", str(args.num),
                      "--seed", str(args.seed), "--tokenizer", args.tokenizer, "--no-progress", "--num-proc", str(num_proc)], env)
     run["phases"] = json.loads(phases.read_text())
@@ -164,14 +241,19 @@ def main() -> int:
         print(f"{name:<20} {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {n / r['wall']:.0f} samples/s, peak RSS {r['rss_mb']:.0f} MB; "
               f"CPU s by phase: start-up {ph['start-up']:.2f}, generate {ph['generate']:.2f} "
               f"(workers {ph['generate (workers)']:.2f}), merge {ph.get('merge', 0.0):.2f} (beside generate: {ph.get('merge (beside generate)', 0.0):.2f}), other {r['cpu'] - ph['start-up'] - ph['generate'] - ph.get('merge', 0.0):.2f}")
+        print(f"{'':<20} wall s from launch: {timeline(ph['wall'], r['wall'])}")
     p1, p2 = one["phases"], two["phases"]
     serial1 = one["cpu"] - p1["generate"]  # start-up, merge and the rest: the same work in both runs
     serial2 = two["cpu"] - p2["generate"]
     g1, g2 = p1["generate"], p2["generate"]
     projected2 = serial2 + g2 / 2  # wall on 2 free cores: serial parts + the workers' CPU shared out evenly
+    # ... unless one worker carries more than half of generate (its own CPU; the parent's R shares the other core)
+    per_worker = [w["cpu"] for w in p2["wall"]["workers"]]
+    busiest = serial2 + max([g2 / 2] + per_worker)
     print(f"GOAL 1 ratio         samples/s 2 procs / 1 proc = {one['wall'] / two['wall']:.2f} wall-clock (goal >= 1.70; "
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
-          f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate))")
+          f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate)), {one['cpu'] / busiest:.2f} with the "
+          f"workers' own CPU ({' / '.join(f'{c:.2f}' for c in per_worker)} s: the busier one bounds it when over half)")
     parent = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, list parts, merge beside
     # what the second worker redoes: token counts of lines every worker meets (labels, figures, formula texts), the
     # draws of moved slots, eligibility of every company, a re-dealt company's memos; plus the machine's noise (+-15 %)
