@@ -55,6 +55,17 @@ def child(argv: list[str], phases_path: str) -> int:
         wall["shards"].append(time.time() - launched)
 
     shards.finish_parts = finish_parts
+    import multiprocessing.process
+
+    start = multiprocessing.process.BaseProcess.start
+    wall["spawn cpu"] = []
+
+    def spawn(self):  # the parent's CPU to fork one worker (copying its page tables: grows with the parent's memory)
+        t0 = time.thread_time()
+        start(self)
+        wall["spawn cpu"].append(time.thread_time() - t0)
+
+    multiprocessing.process.BaseProcess.start = spawn
 
     def cpu() -> tuple[float, float]:
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -256,22 +267,33 @@ def main() -> int:
           f"workers' own CPU ({' / '.join(f'{c:.2f}' for c in per_worker)} s: the busier one bounds it when over half)")
     parent = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, list parts, merge beside
     # what the second worker redoes: token counts of lines every worker meets (labels, figures, formula texts), the
-    # draws of moved slots, eligibility of every company, a re-dealt company's memos; plus the machine's noise (+-15 %)
+    # draws of moved slots, eligibility of every company, a re-dealt company's memos; plus the machine's noise (+-15 %).
+    # By cProfile call counts at --num 6000 (08d023b, 1 process vs the two workers summed): encode_ordinary 107,853 ->
+    # 117,691 (+9 %: lines both workers meet), registry valid / grounded / accepts x2 and fitting's checks +30,092 (each
+    # worker's eligibility memos), draw_target 9,111 -> 13,006 and _draft 3,000 -> 3,946 (moved slots' replays);
+    # compute, render_statement, write, from_dict: the same counts
     extra = max(0.0, p2["generate (workers)"] - g1)
+    wall2 = p2["wall"]
+    # each worker is forked in turn by the parent: its CPU per fork (measured) is serial, P times
+    spawn_each = max(wall2["spawn cpu"], default=0.0)
+    merge_tail = max(0.0, wall2.get("merge end", 0.0) - (wall2["shards"][-1] if wall2["shards"] else 0.0))
     print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2.get('merge', 0.0):.2f} s + other "
           f"{serial2 - p2['start-up'] - p2.get('merge', 0.0):.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
-          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {parent:.2f} s)")
+          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {parent:.2f} s, "
+          f"of it the merge thread {p2.get('merge (beside generate)', 0.0):.2f}); a worker's spawn (fork) {spawn_each:.3f} s CPU "
+          f"in the parent; wall: merge done {merge_tail:.2f} s after the last shard (load-dependent)")
     # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2); d grows with the samples
     # (moved slots and newly met lines are per sample; at 35fb737 2.3 s at --num 10000, 7.6 s at 30000), so it scales
     # like G1, R and the serial rest (it was held fixed); the parent's per-row work R runs beside the workers and bounds it from
-    # below; start-up stays serial. Printed at the measured size and at 100x (1M samples at the default --num).
+    # below; start-up stays serial, and the parent spawns the P workers one after another (measured per worker at P = 2).
+    # Printed at the measured size and at 100x (1M samples at the default --num).
     for scale in (1, 100):
         for procs in (2, 16, 64):
-            start, merge = p2["start-up"], (serial2 - p2["start-up"]) * scale
+            start, merge = p2["start-up"] + procs * spawn_each, (serial2 - p2["start-up"]) * scale
             t1 = p1["start-up"] + (serial1 - p1["start-up"]) * scale + g1 * scale
             t = start + merge + max((g1 + (procs - 1) * extra) * scale / procs, parent * scale)
             print(f"extrapolated P={procs:<3}    {args.num * scale:>8} samples: efficiency {t1 / (procs * t):.2f}  (model T(P) = "
-                  f"start-up + merge + max((G1 + (P - 1) d) / P, R) = {t:.1f} s; P free cores, companies >> P)")
+                  f"start-up + P spawns + merge + max((G1 + (P - 1) d) / P, R) = {t:.1f} s; P free cores, companies >> P)")
     print(f"tokenize alone       {floor:.1f} s CPU ({tokens / max(floor, 1e-9) / 1e6:.2f} M tokens/s), every emitted prompt from scratch")
     print(f"GOAL 2 ratio         end-to-end CPU / tokenize-alone CPU = {one['cpu'] / floor:.2f}  (goal <= 0.70; "
           f"{one['cpu']:.1f} s / {floor:.1f} s, 1 process, includes start-up and merge; generate alone {g1 / floor:.2f})")
