@@ -85,9 +85,10 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     index = registry[index_id]
     steps = _steps(registry)
     standard = accounting_standard(store, company)
-    if (index_id, standard, p.label) not in steps.applicable:  # the check depends on these three only
+    passed = (index_id, standard, p.kind, p.quarter)  # the check depends on these only (the period through its kind)
+    if passed not in steps.applicable:
         check_applicable(index, standard, p.label, company)  # IndexNotApplicable: one line
-        steps.applicable.add((index_id, standard, p.label))
+        steps.applicable.add(passed)
     ev = _Evaluator(store, company, scope, registry, index_id, *_kept(store, registry, company, scope))
     try:
         value = ev.eval(index.ast, p, "end")
@@ -298,7 +299,7 @@ class _Steps:
     def __init__(self, registry: Registry):
         self.registry = registry
         self.by_text: dict[str, Step] = {}
-        self.applicable: set[tuple[str, str | None, str]] = set()  # (index id, standard, period) that passed check_applicable
+        self.applicable: set[tuple] = set()  # (index id, standard, period kind, quarter) that passed check_applicable
 
     def step(self, node: Node) -> Step:
         """The node's step: its value at (p, basis), computed once per evaluation (`_Evaluator.memo`)."""
@@ -373,7 +374,7 @@ class _Steps:
             return annualize
 
         def shift(ev: _Evaluator, p: Period, basis: str) -> float:
-            shifted = _shift(f, p, ev.index_id)
+            shifted = _SHIFTED.get((f, p.label)) or _shifted(f, p, ev.index_id)
             return ev._calc(text, p, basis, arg(ev, shifted, basis), f"{arg_text} at {shifted.label}")
         return shift
 
@@ -432,6 +433,17 @@ def _reading(d, concept: str, label: str, basis: str) -> tuple[float, tuple, str
     return d.value, refs, unit, step
 
 
+_SHIFTED: dict[tuple[str, str], Period] = {}  # (operator, period label) -> the period it shifts to (see _shifted)
+
+
+def _shifted(op: str, p: Period, index_id: str) -> Period:
+    """`_shift`, one shared Period per (operator, period label): periods are frozen, and a shared one keeps its label
+    (and the labels of the reports read at it) instead of building them again at every evaluation. Errors are not
+    kept (they name the asking index)."""
+    hit = _SHIFTED[(op, p.label)] = _shift(op, p, index_id)
+    return hit
+
+
 def _shift(op: str, p: Period, index_id: str) -> Period:
     """The period a period operator evaluates its argument at."""
     y, q = p.fiscal_year, p.quarter
@@ -451,7 +463,22 @@ def _shift(op: str, p: Period, index_id: str) -> Period:
     raise InputError(f"index {index_id!r}: unknown period operator {op!r}", field="formula")
 
 
+_R_TEXT: dict[float, str] = {}  # _r's texts: the arithmetic of the trace quotes the same facts and results over and over
+
+
 def _r(x: float) -> str:
+    """A float for a trace line (`_r_text`), remembered; zero is not (0.0 and -0.0 are one key, printed "0" and "-0")."""
+    text = _R_TEXT.get(x)
+    if text is None:
+        text = _r_text(x)
+        if x:
+            if len(_R_TEXT) > 100_000:
+                _R_TEXT.clear()
+            _R_TEXT[x] = text
+    return text
+
+
+def _r_text(x: float) -> str:
     """A float for a trace line: integers without decimals, amounts >= 1,000 with 2 decimals, smaller
     values with up to 10 significant digits (never e-notation in a worked solution)."""
     if float(x).is_integer():

@@ -23,6 +23,7 @@ The store composes three parts (issue 13), and this module adds the period algeb
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -46,6 +47,29 @@ __all__ = ["Calendar", "Derived", "FactIndex", "FactRef", "FactStore", "FiscalYe
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
 _AS_FILED_RE = re.compile(r"as filed (-?[\d.]+) / ([\d.]+) =")  # a per-share figure rescaled for a split (splits.py)
+_meta = functools.lru_cache(maxsize=None)(concept_meta)  # (statement, kind) of a concept: taxonomy data, read at every derivation
+_REPORT_KEYS: dict[tuple[int, int], ReportKey] = {}  # (fiscal year, quarters) -> the one key the period algebra uses
+_BALANCE_REPORTS: dict[tuple[str, str], ReportKey] = {}  # (period label, end | begin) -> the report a balance is read at
+
+
+def _report_key(fiscal_year: int, quarters: int) -> ReportKey:
+    """One shared ReportKey per report (frozen, so sharing is safe): the period algebra names a report at every
+    derivation, and a new key built its label again each time its first remembered read asked for it."""
+    key = (fiscal_year, quarters)
+    hit = _REPORT_KEYS.get(key)
+    if hit is None:
+        hit = _REPORT_KEYS[key] = ReportKey(fiscal_year, quarters)
+    return hit
+
+
+def _balance_report(p: Period, at: str) -> ReportKey:
+    """`p.end_report()` (at == "end") or `p.begin_report()` as the shared key of `_report_key`."""
+    key = (p.label, at)
+    hit = _BALANCE_REPORTS.get(key)
+    if hit is None:
+        r = p.end_report() if at == "end" else p.begin_report()
+        hit = _BALANCE_REPORTS[key] = _report_key(r.fiscal_year, r.quarters)
+    return hit
 
 
 @dataclass
@@ -169,12 +193,38 @@ class FactStore(StoreViews):
     # -- raw reported values ---------------------------------------------------------------------
     def reported(self, company: str, concept: str, report: ReportKey | str, scope: str = "consolidated") -> FactRef:
         """The value a report shows (YTD flow or period-end stock); NotDerivable when absent."""
-        company, report = self.resolve_company(company), parse_report(report)
+        return self._read_cell(self.resolve_company(company), concept, parse_report(report), scope)
+
+    @cached_property
+    def _reported_memo(self) -> dict:
+        """`_reported` per (company, scope, concept, report label): the store's (or view's) cells never change."""
+        return {}
+
+    def _reported(self, company: str, concept: str, report: ReportKey, scope: str) -> FactRef:
+        """`reported` for a resolved company and a ReportKey, remembered for the period algebra: the derivations
+        read one cell many times (a balance as one period's end and the next one's beginning, a YTD figure in the FY,
+        the quarters and the TTMs around it: half the reads of --num 10000 repeat one), and a line a report does not
+        show (the optional debt lines) raises the same error each time (remembered, raised as a copy, as in
+        `shared_value`). `reported` itself is not remembered: a validation reads every cell once."""
+        key = (company, scope, concept, report.label)
+        hit = self._reported_memo.get(key)
+        if hit is None:
+            try:
+                hit = self._read_cell(company, concept, report, scope)
+            except NotDerivable as err:
+                hit = forget_frames(err)
+            self._reported_memo[key] = hit
+        if isinstance(hit, Exception):
+            raise fresh_copy(hit)
+        return hit
+
+    def _read_cell(self, company: str, concept: str, report: ReportKey, scope: str) -> FactRef:
+        """The reported value (see `reported`), not remembered."""
         visible = self._visible(company, report)
         cell = self.index.cells.get((company, scope, concept, report)) if visible else None
         if cell is None:
             where = "" if scope == "consolidated" else f" ({scope})"
-            if visible and self._has_report(company, report, scope, concept_meta(concept)[0]):
+            if visible and self._has_report(company, report, scope, _meta(concept)[0]):
                 # The report is there but has no such line: nothing is missing that a reader could add.
                 raise NotDerivable(
                     f"{company}: the {report.label} report{where} shows no {concept}",
@@ -201,7 +251,7 @@ class FactStore(StoreViews):
     # -- period algebra ----------------------------------------------------------------------------
     def kind_of(self, concept: str, company: str | None = None) -> str:
         """flow | stock | per_share | shares (taxonomy first, else inferred from the facts' windows)."""
-        _, kind = concept_meta(concept)
+        kind = _meta(concept)[1]
         if kind:
             return kind
         cells = [c for k, c in self.index.cells.items() if k[2] == concept and (company is None or k[0] == company)]
@@ -250,7 +300,7 @@ class FactStore(StoreViews):
         if self._allowed is not None:
             return self._value(company, concept, p, scope, basis)
         # the full store never changes: remember each derivation
-        key = (company, concept, p, scope, basis)
+        key = (company, concept, p.label, scope, basis)  # a label names one period (and hashes in C, a Period in Python)
         hit = self._value_memo.get(key)
         if hit is None:
             try:
@@ -263,15 +313,16 @@ class FactStore(StoreViews):
         return hit
 
     def _value(self, company: str, concept: str, p: Period, scope: str, basis: str) -> Derived:
-        kind = self.kind_of(concept, company)
-        if kind == "stock" or self._is_balance(concept):  # balance-sheet share counts are read at dates too
+        statement, kind = _meta(concept)
+        kind = kind or self.kind_of(concept, company)
+        if kind == "stock" or statement == "balance":  # balance-sheet share counts are read at dates too
             if basis == "end":
-                return self._at(company, concept, p.end_report(), scope, f"ending balance of {p.label}")
+                return self._at(company, concept, _balance_report(p, "end"), scope, f"ending balance of {p.label}")
             if basis == "begin":
-                return self._at(company, concept, p.begin_report(), scope, f"beginning balance of {p.label}")
+                return self._at(company, concept, _balance_report(p, "begin"), scope, f"beginning balance of {p.label}")
             if basis == "avg":
-                begin = self._at(company, concept, p.begin_report(), scope, f"beginning balance of {p.label}")
-                end = self._at(company, concept, p.end_report(), scope, f"ending balance of {p.label}")
+                begin = self._at(company, concept, _balance_report(p, "begin"), scope, f"beginning balance of {p.label}")
+                end = self._at(company, concept, _balance_report(p, "end"), scope, f"ending balance of {p.label}")
                 avg = (begin.value + end.value) / 2
                 return Derived(avg, end.unit, begin.inputs + end.inputs, begin.steps + end.steps + [
                     f"average {concept} {p.label} = ({_fmt(begin.value)} + {_fmt(end.value)}) / 2 = {_fmt(avg)}"])
@@ -282,16 +333,15 @@ class FactStore(StoreViews):
 
     @staticmethod
     def _is_balance(concept: str) -> bool:
-        statement, _ = concept_meta(concept)
-        return statement == "balance"
+        return _meta(concept)[0] == "balance"
 
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
-        ref = self.reported(company, concept, report, scope)
+        ref = self._reported(company, concept, report, scope)
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {_fmt(ref.value)} (from the {report.label} report)"
                                                     + self._basis_note(company, concept, ref)])
 
     def _ytd(self, company: str, concept: str, report: ReportKey, scope: str) -> Derived:
-        ref = self.reported(company, concept, report, scope)
+        ref = self._reported(company, concept, report, scope)
         what = "annual" if report.is_annual else "year-to-date"
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {_fmt(ref.value)}"
                                                     + self._basis_note(company, concept, ref)])
@@ -392,48 +442,48 @@ class FactStore(StoreViews):
                 d = self._against_filed(company, concept, p, scope, kind, d)
             return d
         if p.kind == "FY" or (p.kind == "TTM" and q == 4):
-            d = self._ytd(company, concept, ReportKey(y, 4), scope)
+            d = self._ytd(company, concept, _report_key(y, 4), scope)
             if p.kind == "TTM":
                 d.steps.append(f"{concept} {p.label} = annual value of FY{y} = {_fmt(d.value)}")
             return d
         if p.kind == "YTD" or (p.kind == "Q" and q == 1):
-            return self._ytd(company, concept, ReportKey(y, q), scope)
+            return self._ytd(company, concept, _report_key(y, q), scope)
         if p.kind == "Q":
-            cur = self._ytd(company, concept, ReportKey(y, q), scope)
-            prev = self._ytd(company, concept, ReportKey(y, q - 1), scope)
+            cur = self._ytd(company, concept, _report_key(y, q), scope)
+            prev = self._ytd(company, concept, _report_key(y, q - 1), scope)
             cells = self._company_cells(company)
-            cur_cell, prev_cell = cells.get((scope, concept, ReportKey(y, q))), cells.get((scope, concept, ReportKey(y, q - 1)))
+            cur_cell, prev_cell = cells.get((scope, concept, _report_key(y, q))), cells.get((scope, concept, _report_key(y, q - 1)))
             if cur_cell is not None and prev_cell is not None and cur_cell.filed and prev_cell.filed and prev_cell.filed > cur_cell.filed:
                 # mixed vintages: the prior YTD is a later filing's restated comparative, this YTD the original (FSDS 2009Q2:
                 # Ford H1 51,967 M original - Q1 24,390 M restated = 27,577 M vs the 10-Q's 27,189 M): the quarter's own
                 # three-month figure, when filed, is the one consistent basis (issue 11); a synth store (quarter_columns
                 # False: the prompt shows YTD reports only) refuses the quarter instead of answering across vintages
                 if not self.quarter_columns:
-                    raise NotDerivable(f"{company}: {concept} {p.label}: {ReportKey(y, q - 1).label} is restated in a later filing "
-                                       f"than {ReportKey(y, q).label}; YTD - prior YTD would mix vintages",
+                    raise NotDerivable(f"{company}: {concept} {p.label}: {_report_key(y, q - 1).label} is restated in a later filing "
+                                       f"than {_report_key(y, q).label}; YTD - prior YTD would mix vintages",
                                        company=company, concept=concept, period=p.label, missing=[])
                 three_months = self._shown_quarter(company, concept, p, scope)
                 if three_months is not None:
-                    three_months.steps.append(f"{concept} {p.label}: {ReportKey(y, q - 1).label} is restated in a later filing "
-                                              f"({prev_cell.filed}) than {ReportKey(y, q).label} ({cur_cell.filed}); the "
+                    three_months.steps.append(f"{concept} {p.label}: {_report_key(y, q - 1).label} is restated in a later filing "
+                                              f"({prev_cell.filed}) than {_report_key(y, q).label} ({cur_cell.filed}); the "
                                               f"three-month figure as filed is used, not YTD - prior YTD across vintages")
                     return three_months
             val = _exact("+-", cur.value, prev.value)
-            step = f"{concept} {p.label} = {ReportKey(y, q).label} - {ReportKey(y, q - 1).label} = {_fmt(cur.value)} - {_fmt(prev.value)} = {_fmt(val)}"
+            step = f"{concept} {p.label} = {_report_key(y, q).label} - {_report_key(y, q - 1).label} = {_fmt(cur.value)} - {_fmt(prev.value)} = {_fmt(val)}"
             return Derived(val, cur.unit, cur.inputs + prev.inputs, cur.steps + prev.steps + [step])
         # TTM ending at quarter q < 4: YTD(y, q) + FY(y-1) - YTD(y-1, q)
-        cur = self._ytd(company, concept, ReportKey(y, q), scope)
-        last_fy = self._ytd(company, concept, ReportKey(y - 1, 4), scope)
-        prior = self._ytd(company, concept, ReportKey(y - 1, q), scope)
+        cur = self._ytd(company, concept, _report_key(y, q), scope)
+        last_fy = self._ytd(company, concept, _report_key(y - 1, 4), scope)
+        prior = self._ytd(company, concept, _report_key(y - 1, q), scope)
         val = _exact("++-", cur.value, last_fy.value, prior.value)
-        step = (f"{concept} {p.label} = {ReportKey(y, q).label} + FY{y - 1} - {ReportKey(y - 1, q).label} = "
+        step = (f"{concept} {p.label} = {_report_key(y, q).label} + FY{y - 1} - {_report_key(y - 1, q).label} = "
                 f"{_fmt(cur.value)} + {_fmt(last_fy.value)} - {_fmt(prior.value)} = {_fmt(val)}")
         return Derived(val, cur.unit, cur.inputs + last_fy.inputs + prior.inputs, cur.steps + last_fy.steps + prior.steps + [step])
 
     # -- per-share values and share counts are not additive ---------------------------------------------
     def _shown_quarter(self, company: str, concept: str, p: Period, scope: str) -> Derived | None:
         """The three-month figure the quarter's own report (10-Q; 10-K for Q4) shows, when it is visible."""
-        report = ReportKey(p.fiscal_year, p.quarter)
+        report = _report_key(p.fiscal_year, p.quarter)
         cell = self.index.quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None or not self._visible(company, report):
             return None
@@ -485,9 +535,9 @@ class FactStore(StoreViews):
         YTD(y-1, q). (Never YTD - prior YTD, never YTD + FY - prior YTD.)"""
         y, q = p.fiscal_year, p.quarter
         if p.kind == "Q":
-            parts = [(+1, ReportKey(y, q)), (-1, ReportKey(y, q - 1) if q > 1 else None)]
+            parts = [(+1, _report_key(y, q)), (-1, _report_key(y, q - 1) if q > 1 else None)]
         else:  # TTM ending at quarter q < 4
-            parts = [(+1, ReportKey(y, q)), (+1, ReportKey(y - 1, 4)), (-1, ReportKey(y - 1, q))]
+            parts = [(+1, _report_key(y, q)), (+1, _report_key(y - 1, 4)), (-1, _report_key(y - 1, q))]
         parts = [(sign, r) for sign, r in parts if r is not None]
         got = [(sign, r, self._ytd(company, concept, r, scope), self._report_days(company, r)) for sign, r in parts]
         days = sum(sign * d for sign, _, _, d in got)
