@@ -246,15 +246,15 @@ _paragraph = st.text(alphabet=st.sampled_from(list("ab \n\n\"\\\t\x00\x1fé中\u
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_paragraph, min_size=1, max_size=8), st.sampled_from(["", "content", "solution"]),
        st.sampled_from([{}, {"sort_keys": True}, {"compact": True}]), st.booleans())
-def test_long_message_contents_serialize_as_one_json_dumps(paragraphs, placeholder, options, long_solution):
-    """`dumps` escapes long message contents paragraph by paragraph with a memo (synth prompts repeat report blocks):
-    the line is the one `json.dumps` writes (lone surrogates as U+FFFD), also when the row holds the placeholder text
-    (in a message or in a long or short solution)."""
+def test_long_strings_serialize_as_one_json_dumps(paragraphs, placeholder, options, long_solution):
+    """`dumps` escapes long strings (message contents, a solution) apart from the row and splices them into a skeleton
+    dumped with placeholders: the line is the one `json.dumps` writes (lone surrogates as U+FFFD), also when the row
+    holds the placeholder text (in a message or in a long or short solution)."""
     import re
 
     from ledgerlm import contracts
 
-    hole = contracts._HOLE.format(1 if long_solution and placeholder == "solution" else 0)
+    hole = contracts._HOLE
     content = "\n\n".join(paragraphs) + "x" * contracts._LONG + "\n\n".join(reversed(paragraphs))
     solution = "\n\n".join(reversed(paragraphs)) + "y" * contracts._LONG if long_solution else "sol"
     row = {**SAMPLE, "messages": [{"role": "system", "content": "s"},
@@ -264,5 +264,5 @@ def test_long_message_contents_serialize_as_one_json_dumps(paragraphs, placehold
     expected = re.sub("[\ud800-\udfff]", "\ufffd", json.dumps(row, ensure_ascii=False, sort_keys=bool(options.get("sort_keys")),
                                                                 separators=separators))
     assert dumps(row, **options) == expected
-    assert dumps(row, **options) == expected  # paragraphs from the memo
-    assert contracts._ESCAPED
+    if not options:
+        assert contracts.dumps_lines([row, row]) == (expected + "\n").encode("utf-8") * 2

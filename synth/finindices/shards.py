@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ledgerlm.contracts import Sample, dumps
+from ledgerlm.contracts import Sample, dumps, dumps_lines
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices.pipeline import Stats
 
@@ -102,10 +102,12 @@ def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn)
 
 
 def encoded_lines(rows: list[dict]) -> tuple[bytes, bytes]:
-    """The rows' dataset lines (each checked against contract 4) and their meta lines, as UTF-8, one per line:
-    a JSON line never holds a raw newline, so b"\n" separates rows."""
-    return ("".join(sample_line(row) + "\n" for row in rows).encode("utf-8"),
-            "".join(dumps(_meta(row)) + "\n" for row in rows).encode("utf-8"))
+    """The rows' dataset lines (each checked against contract 4 first, as `sample_line`) and their meta lines, as UTF-8,
+    one per line: a JSON line never holds a raw newline, so b"\n" separates rows. A checked row is dumped as it is:
+    `Sample.from_dict(row).to_dict()` is the same keys in the same order, holding the same objects."""
+    for row in rows:
+        Sample.from_dict(row, f"generated sample {row.get('id')!r}")
+    return dumps_lines(rows), dumps_lines([_meta(row) for row in rows])
 
 
 def write_part(out: Path, k: int, name: str, lines: bytes, metas: bytes) -> str:
