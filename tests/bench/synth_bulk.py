@@ -2,7 +2,15 @@
 embedded filers (each replicated under distinct CIKs / tickers; generated here, never committed) and runs
 `ledgerlm synth --num N` on the 5-company zip and on the 500-company zip.
 
-    TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_bulk.py [--num 100000] [--replicas 100]
+    TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_bulk.py [--num 100000] [--replicas 100] [--distinct-figures]
+
+Reduced stand-in (~1/5 of the time): --replicas 20 --num 20000, 100 companies with ~190 samples each as in the full
+run; its 5-company run is less memoised than at --num 100000, so its ratio reads lower than the full run's.
+
+Replicas share their figures unless --distinct-figures: a table line such as "Total current assets | 4,312,283,000"
+then recurs in every replica, and the token counter's line memo (keyed by text) counts it once per run, which real
+filers (all figures distinct) never allow. --distinct-figures multiplies replica r's currency and share amounts by
+r + 1 (per-share values and ratios unchanged, so every row stays consistent), making each replica's figures its own.
 
 Prints, per input: store-cache build (streamed from the zip, one company at a time) and synth wall / CPU /
 peak RSS (each its own process, from wait4), then the ratios the goal names: peak RSS of the 500-company
@@ -44,9 +52,28 @@ def timed(cmd: list[str], env: dict | None = None) -> dict:
 EMBEDDED = Path(__file__).resolve().parents[2] / "synth" / "data" / "sec" / "companyfacts"
 
 
-def bulk_zip(path: Path, replicas: int) -> int:
+def _amount_unit(unit: str) -> bool:
+    """Units whose values are amounts (a currency code such as USD / TWD, or shares): scaled together, they keep
+    every sum, difference and per-share figure (USD/shares) of a filing consistent."""
+    return unit == "shares" or (len(unit) == 3 and unit.isalpha() and unit.isupper())
+
+
+def scaled_figures(doc: dict, factor: int) -> dict:
+    """A companyfacts document with every amount (currency and share values) multiplied by `factor`."""
+    if factor == 1:
+        return doc
+    facts = {taxonomy: {concept: dict(body, units={unit: [dict(v, val=v["val"] * factor) if _amount_unit(unit)
+                                                             and isinstance(v.get("val"), (int, float)) else v for v in values]
+                                                       for unit, values in body["units"].items()})
+                        for concept, body in concepts.items()}
+             for taxonomy, concepts in doc.get("facts", {}).items()}
+    return dict(doc, facts=facts)
+
+
+def bulk_zip(path: Path, replicas: int, distinct_figures: bool = False) -> int:
     """companyfacts.zip-style archive: the embedded filers, replica r under CIK 9,000,000,000 + r*100 + i and
-    ticker TICKER-r (replica 0 keeps the real names). Returns the number of members."""
+    ticker TICKER-r (replica 0 keeps the real names); with `distinct_figures` replica r's amounts are multiplied
+    by r + 1 (`scaled_figures`). Returns the number of members."""
     docs = []
     for i, f in enumerate(sorted(EMBEDDED.glob("CIK*_*.json.gz"))):
         ticker = f.name.split("_", 1)[1].split(".")[0]
@@ -57,15 +84,16 @@ def bulk_zip(path: Path, replicas: int) -> int:
             for i, ticker, doc in docs:
                 cik = 9_000_000_000 + r * 100 + i
                 name = ticker if r == 0 else f"{ticker}-{r:03d}"
-                z.writestr(f"CIK{cik:010d}_{name}.json", json.dumps(dict(doc, cik=cik, entityName=f"{doc.get('entityName', ticker)} {name}")))
+                body = scaled_figures(doc, r + 1) if distinct_figures else doc
+                z.writestr(f"CIK{cik:010d}_{name}.json", json.dumps(dict(body, cik=cik, entityName=f"{doc.get('entityName', ticker)} {name}")))
                 n += 1
     return n
 
 
-def _cache(label: str, replicas: int, tmp: Path, env: dict) -> dict:
+def _cache(label: str, replicas: int, distinct: bool, tmp: Path, env: dict) -> dict:
     """Write the input zip and build its store cache (streamed from the zip); returns the figures."""
     src = tmp / f"companyfacts-{label}.zip"
-    members = bulk_zip(src, replicas)
+    members = bulk_zip(src, replicas, distinct)
     return dict(timed([sys.executable, "-m", "ledgerlm.synth.finindices.storecache", str(src)], env), members=members,
                 zip_mb=src.stat().st_size / 1e6, src=src)
 
@@ -96,12 +124,19 @@ def main() -> int:
     p.add_argument("--sequential", action="store_true",
                    help="one process at a time (default: both caches at once, then both synth runs at once, so the two "
                         "runs share the same code and machine load; CPU seconds and peak RSS are per process either way)")
+    p.add_argument("--distinct-figures", action="store_true",
+                   help="replica r's currency and share amounts x (r + 1): no figure recurs across replicas (real filers); "
+                        "default: replicas repeat the embedded figures, so lines they share are counted once per run")
     args = p.parse_args()
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})")
+    print(f"bulk input: {args.replicas} replicas of the embedded filers under distinct CIKs / tickers / names; figures "
+          + ("distinct per replica (amounts x (r + 1))" if args.distinct_figures else
+             "the same in every replica (a line they share is a memo hit after the first; --distinct-figures: none is)"))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = dict(os.environ, LEDGERLM_CACHE_DIR=str(tmp / "cache"))
-        caches = _each(_cache, {"small": (1, tmp, env), "bulk": (args.replicas, tmp, env)}, args.sequential)
+        caches = _each(_cache, {"small": (1, False, tmp, env), "bulk": (args.replicas, args.distinct_figures, tmp, env)},
+                       args.sequential)
         print(f"load average after the caches: {loadavg()}", flush=True)
         results = _each(_synth, {label: (c["src"], tmp, env, args) for label, c in caches.items()}, args.sequential)
     for label, r in results.items():
