@@ -390,7 +390,7 @@ def _checker(tp: Any) -> Checker:
         hints = typing.get_type_hints(tp)
         fields = {k: _checker(v) for k, v in hints.items()}
         fast = {k: _outright(v) for k, v in hints.items()}  # per key: the exact types its checker accepts outright
-        required = tp.__required_keys__
+        required = tuple(k for k in hints if k in tp.__required_keys__)  # declared order: the same key named every run
         unknown_text = f"unknown key of a {tp.__name__} (known: {', '.join(fields)})"
 
         def check_typeddict(value: Any):

@@ -266,3 +266,19 @@ def test_long_strings_serialize_as_one_json_dumps(paragraphs, placeholder, optio
     assert dumps(row, **options) == expected
     if not options:
         assert contracts.dumps_lines([row, row]) == (expected + "\n").encode("utf-8") * 2
+
+
+def test_a_record_missing_several_keys_names_the_first_declared_one():
+    """The missing key named is the first in the TypedDict's declared order, whatever the hash seed (it was the first
+    in a frozenset's order: 'period', 'value' or 'source' in other processes)."""
+    import subprocess
+    import sys
+
+    code = ("from ledgerlm.contracts import Sample\n"
+            "try:\n    Sample.from_dict({'id': 's', 'paradigm': 'single', 'messages': [], 'answer': 1,"
+            " 'provenance': [{'source': 's'}]}, 'w')\n"
+            "except Exception as e:\n    print(e)\n")
+    for seed in ("0", "1"):  # the old frozenset order named period (seed 0) and value (seed 1)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout
+        assert "field 'provenance[0].concept': missing key of a FactUsed" in out, out
