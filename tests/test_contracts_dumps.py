@@ -52,7 +52,7 @@ def test_rows_with_tricky_long_and_short_strings_are_one_json_dumps(specs, key):
         rows.append({"id": system, "messages": [{"role": "system", "content": system},
                                                 {"role": "user", "content": _long(user), key: user}],
                      key: [user, {"k": solution}], "solution": _long(solution) if long_solution else solution})
-    assert dumps_lines(rows) == b"".join(_plain(row) + b"\n" for row in rows)
+    assert dumps_lines(rows) == dumps_lines(rows, whole=True) == b"".join(_plain(row) + b"\n" for row in rows)
     assert [dumps(row).encode("utf-8") for row in rows] == [_plain(row) for row in rows]
     for row, spec in zip(rows, specs):
         if not any(contracts._HOLE in text for text in (key, *spec[:3])):

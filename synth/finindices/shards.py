@@ -107,7 +107,7 @@ def encoded_lines(rows: list[dict]) -> tuple[bytes, bytes]:
     `Sample.from_dict(row).to_dict()` is the same keys in the same order, holding the same objects."""
     for row in rows:
         Sample.from_dict(row, f"generated sample {row.get('id')!r}")
-    return dumps_lines(rows), dumps_lines([_meta(row) for row in rows])
+    return dumps_lines(rows), dumps_lines([_meta(row) for row in rows], whole=True)
 
 
 def write_part(out: Path, k: int, name: str, lines: bytes, metas: bytes) -> str:
