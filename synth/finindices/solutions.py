@@ -85,11 +85,20 @@ def _per_value(fn):
     return wrapper
 
 
-def num(x: float) -> str:
-    """A trace number: thousands separators, integers without decimals, others to 10 significant digits."""
+def _num(x: float) -> str:
     if float(x).is_integer():
         return f"{x:,.0f}"
     return f"{x:,.2f}" if abs(x) >= 1e3 else f"{x:,.10g}"  # never e-notation in a worked solution
+
+
+_num_memo = functools.lru_cache(maxsize=1 << 16, typed=True)(_num)  # typed: Decimal("2.50") == 2.5 prints differently
+
+
+def num(x: float) -> str:
+    """A trace number: thousands separators, integers without decimals, others to 10 significant digits. Memoised
+    (a figure is quoted in its fact line, in every calculation that uses it and in the conversion; the grouped
+    formatting is the costly part); 0.0 and -0.0 are equal keys that print differently: not memoised."""
+    return _num_memo(x) if x else _num(x)
 
 
 @functools.lru_cache(maxsize=None)
@@ -122,6 +131,19 @@ def _shown(concept: str, value: float, scale: int, language: str) -> str:
     return _shown_memo(concept, value, scale, language) if value else _as_shown(concept, value, scale, PHRASES[language])
 
 
+def _fact_text(concept: str, value: float, scale: int, language: str) -> str:
+    return f"- {_label(concept, language)} ({concept}): {_shown(concept, value, scale, language)}"
+
+
+_fact_memo = functools.lru_cache(maxsize=1 << 16, typed=True)(_fact_text)
+
+
+def _fact_line(concept: str, value: float, scale: int, language: str) -> str:
+    """A fact's line under its report, `- Revenue (revenue): 2,263,891,300 thousand = 2,263,891,300,000`, memoised
+    whole (a company's facts recur in many solutions; 0.0 and -0.0 are equal keys but print differently: not memoised)."""
+    return _fact_memo(concept, value, scale, language) if value else _fact_text(concept, value, scale, language)
+
+
 def _facts_grouped(values, only: set[str] | None = None) -> dict[str, dict[str, float]]:
     """report label -> {concept: value} of every fact the values read (first use order within a report)."""
     by_report: dict[str, dict] = {}
@@ -139,7 +161,8 @@ def _facts_by_report(values, language: str, only: set[str] | None = None, scales
     lines = []
     for report in sorted(by_report):
         lines.append(t["from"].format(report=report, scope=t["consolidated"]))
-        lines += [f"- {_label(c, language)} ({c}): {_shown(c, val, scales.get(report, 1), language)}" for c, val in by_report[report].items()]
+        scale = scales.get(report, 1)
+        lines += [_fact_line(c, val, scale, language) for c, val in by_report[report].items()]
     return lines
 
 
@@ -148,15 +171,19 @@ def _exact(x: Decimal) -> str:
     return format(x.normalize(), ",f")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _is_derived(line: str) -> bool:
+    """True for a fact step's arithmetic line: YTD differences and sums, and ratios (quarter EPS = net income / shares,
+    rounded to the filed cent). Memoised: a company's fact steps recur in every value that reads the fact."""
+    return " = " in line and any(op in line.split(" = ")[1] for op in ("-", "+", " / ", " rounded to "))
+
+
 @_per_value
 def _period_steps(v) -> list[str]:
     out = []
     for step in v.trace:
         if step["kind"] == "fact":
-            # arithmetic steps: YTD differences and sums, and ratios (quarter EPS = net income / shares, rounded to the filed cent)
-            derived = [s for s in step.get("steps", [])
-                       if " = " in s and any(op in s.split(" = ")[1] for op in ("-", "+", " / ", " rounded to "))]
-            out += derived
+            out += [s for s in step.get("steps", []) if _is_derived(s)]
     return list(dict.fromkeys(out))
 
 
@@ -173,6 +200,13 @@ def _calc_steps(v) -> list[str]:
         elif step["kind"] == "index":
             out.append(f"{step['index']} = {step['formula']} = {num(step['value'])}")
     return out
+
+
+@_per_value
+def _calc_block(v) -> str:
+    """A cell's calculation lines, indented, as one text (the value alone when it needs no arithmetic)."""
+    calc = _calc_steps(v)
+    return "  " + "\n  ".join(calc) if calc else f"  = {num(v.value)}"
 
 
 def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "",
@@ -198,7 +232,7 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
         for period, v in zip(item.periods, row):
             if len(item.values) * len(item.periods) > 1:
                 lines.append(t["cell"].format(index=ix.id, period=period))
-            lines += [f"  {s}" for s in _calc_steps(v)] or [f"  = {num(v.value)}"]
+            lines.append(_calc_block(v))
     lines += ["", t["rounding"], *_conversions(item, t, choice)]
     lines += ["", t["final"], final]
     return "\n".join(lines)

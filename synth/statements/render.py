@@ -42,17 +42,14 @@ def _number(value: float | None) -> str:
     return f"({text})" if value < 0 else text
 
 
-@functools.lru_cache(maxsize=None)
-def _concept_kind(concept: str) -> str:
-    try:
-        return concept_info(concept).kind
-    except KeyError:
-        return "flow"
-
-
+@functools.lru_cache(maxsize=None)  # one look-up per line item of every rendering
 def shown_scaled(concept: str) -> bool:
     """True when a block's unit scale divides this concept's figures (per-share amounts and share counts never are)."""
-    return _concept_kind(concept) not in ("per_share", "shares")
+    try:
+        kind = concept_info(concept).kind
+    except KeyError:
+        kind = "flow"
+    return kind not in ("per_share", "shares")
 
 
 def _row_label(item: dict, language: str) -> str:
@@ -124,14 +121,9 @@ def _repr(text: str) -> str:
 def _json_indented(value, level: int = 0) -> str:
     """`json.dumps(value, ensure_ascii=False, indent=2)` (the JSON representation of a statement), ~3x faster: Python's
     json writes indented output with its pure-Python encoder; here objects and lists are laid out the same way and
-    each scalar is written by the C string escaper or the number repr json uses. Anything else goes to json.dumps."""
-    close = "\n" + "  " * level
-    pad = close + "  "
-    if type(value) is dict and value and all(type(k) is str for k in value):
-        members = (encode_basestring(k) + ": " + _json_indented(v, level + 1) for k, v in value.items())
-        return "{" + pad + ("," + pad).join(members) + close + "}"
-    if type(value) is list and value:
-        return "[" + pad + ("," + pad).join(_json_indented(v, level + 1) for v in value) + close + "]"
+    each scalar is written by the C string escaper or the number repr json uses. Anything else goes to json.dumps.
+    Scalars are tested first and strings inside containers written in place: a statement is mostly the strings and
+    floats of its line items (a JSON block's first rendering is most of its cost over many filers)."""
     kind = type(value)
     if kind is str:
         return encode_basestring(value)
@@ -139,6 +131,14 @@ def _json_indented(value, level: int = 0) -> str:
         return float.__repr__(value)
     if kind is int:
         return int.__repr__(value)
+    close = "\n" + "  " * level
+    pad = close + "  "
+    if kind is dict and value and all(type(k) is str for k in value):
+        members = (encode_basestring(k) + ": " + (encode_basestring(v) if type(v) is str else _json_indented(v, level + 1))
+                   for k, v in value.items())
+        return "{" + pad + ("," + pad).join(members) + close + "}"
+    if kind is list and value:
+        return "[" + pad + ("," + pad).join(_json_indented(v, level + 1) for v in value) + close + "]"
     return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", close)  # null, true, NaN, {}, [], other types
 
 
@@ -180,7 +180,7 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
         width = max([len(item_word)] + [len(label) for label, _ in rows])
         vwidth = max([len(period)] + [len(v) for _, v in rows])
         lines = [title, units, f"{item_word:<{width}}  {period:>{vwidth}}"]
-        lines += [f"{label:<{width}}  {value:>{vwidth}}" for label, value in rows]
+        lines += [label.ljust(width) + "  " + value.rjust(vwidth) for label, value in rows]  # = f"{label:<{width}}  {value:>{vwidth}}"
         return "\n".join(lines)
     # tuples: one (label, period, value) per line, values scaled as the unit header says; each line is the repr of
     # the tuple, written from its parts' reprs (the period's once per statement)
