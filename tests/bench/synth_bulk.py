@@ -5,7 +5,8 @@ embedded filers (each replicated under distinct CIKs / tickers; generated here, 
     TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_bulk.py [--num 100000] [--replicas 100] [--distinct-figures]
 
 Reduced stand-in (~1/5 of the time): --replicas 20 --num 20000, 100 companies with ~190 samples each as in the full
-run; its 5-company run is less memoised than at --num 100000, so its ratio reads lower than the full run's.
+run. At 08d023b (frozen copy, the three runs at once, load ~8) it read 1.69 (small 2.42, bulk 4.09 ms CPU/sample;
+the full run at 3561af8: 1.68), and 2.04 with --distinct-figures (4.93 ms CPU/sample, same 19,049 samples).
 
 Replicas share their figures unless --distinct-figures: a table line such as "Total current assets | 4,312,283,000"
 then recurs in every replica, and the token counter's line memo (keyed by text) counts it once per run, which real
