@@ -93,6 +93,24 @@ def test_epochs_start_short_then_grow():
     assert sum(affine.epochs(list(range(45)), 3), []) == list(range(45))
 
 
+def test_a_worker_with_nothing_queued_gets_the_next_epoch_early(tmp_path):
+    """Two epochs are in flight; a third goes out while a worker has no task queued (it would sit idle until the
+    oldest epoch is done), and none beyond that."""
+
+    class Inbox(list):
+        put = list.append
+
+    def handed_out(affinity) -> tuple[int, list[int]]:
+        state = affine._Run(tmp_path, FakeBuilder(affinity=affinity), list(range(40)), 80, 2, 2, None)
+        state.inboxes = [Inbox(), Inbox()]
+        state.send_more()
+        return state.sent, [sum(m[0] == "task" for m in inbox) for inbox in state.inboxes]
+
+    assert handed_out(lambda s: "AAA" if s % 2 else "BBB") == (2, [8, 8])  # both busy: epochs 0 and 1 (4 shards each)
+    sent, tasks = handed_out(lambda s: "AAA" if s < 100 else "BBB")  # BBB's worker has nothing in the first epochs
+    assert sent == 3 and tasks == [24, 0]
+
+
 def test_owners_are_dealt_by_cost_largest_first():
     assert affine.even_cut(["E", "A", "C", "B", "D"], 2) == {"A": 0, "B": 0, "C": 0, "D": 1, "E": 1}
     costs = {"A": 10.0, "B": 9.0, "C": 1.0, "D": 1.0, "E": 1.0, "F": 1.0}

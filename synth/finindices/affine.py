@@ -22,9 +22,10 @@ work (its index values, and everything written from them) is done by its owner o
 Workers write their rows of a shard as part files; this (parent) process lists a finished shard's parts
 with the slot of each row (`shards.finish_parts`), and the merge reads them in slot order, so the output is
 the same bytes as one process and no row passes through the parent.
-Shards are handed out in epochs (`EPOCH_SHARDS` per worker, two epochs in flight; the first two are short, so
-the owners are re-dealt early, while little is memoised under the first cut) so the parent holds
-little; moved slots go first in a worker's queue so a shard is never held up behind new work.
+Shards are handed out in epochs (`EPOCH_SHARDS` per worker, two epochs in flight, a third while a worker has
+nothing queued: its share of the two was lighter, and it would otherwise wait for the oldest epoch to finish; the
+first two are short, so the owners are re-dealt early, while little is memoised under the first cut) so the parent
+holds little; moved slots go first in a worker's queue so a shard is never held up behind new work.
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ EPOCH_SHARDS = 8  # shards per worker in one epoch
 FIRST_EPOCH_SHARDS = 2  # ... in each of the first two: the owners are re-dealt after the first, before memos grow
 REDEAL_AFTER = (0, 2)  # epochs after which the owners are re-dealt by cost where unbalanced
 REDEAL_IMBALANCE = 0.05  # ... by more than this: the most loaded worker's share over an even share, minus 1
+EPOCHS_IN_FLIGHT = 2  # epochs handed out ahead of the oldest unfinished one, plus it: a worker done with its share goes on
+IDLE_EPOCHS_IN_FLIGHT = 3  # ... while a worker has nothing queued
 
 
 class WorkerFailed(RuntimeError):
@@ -154,6 +157,8 @@ class _Run:
         self.costs: dict[str, float] = {}
         self.conns: list = []  # results from each worker
         self.inboxes: list = []  # tasks to each worker
+        self.sent = 0  # epochs handed out so far
+        self.queued = [0] * procs  # tasks each worker has not answered yet
 
     def slots(self, k: int) -> range:
         return shards.shard_slots(k, self.n_slots, self.shard_size)
@@ -161,6 +166,18 @@ class _Run:
     def send_owners(self) -> None:
         for inbox in self.inboxes:
             inbox.put(("owners", dict(self.owners)))
+
+    def send_more(self) -> None:
+        """Hand out the next epochs: two in flight (the oldest unfinished and the next), and a third early when a
+        worker has nothing queued (its share of both was lighter than the other workers': it would sit idle until
+        the oldest epoch is finished)."""
+        while self.sent < len(self.epochs):
+            oldest = next((e for e in range(self.sent) if self.left[e]), self.sent)
+            idle = 0 in self.queued
+            if self.sent - oldest >= (IDLE_EPOCHS_IN_FLIGHT if idle else EPOCHS_IN_FLIGHT):
+                return
+            self.sent += 1
+            self.send_epoch(self.sent - 1)
 
     def send_epoch(self, e: int) -> None:
         first = {s: self.slot_fn.affinity(s) for k in self.epochs[e] for s in self.slots(k)}
@@ -180,6 +197,7 @@ class _Run:
 
     def task(self, w: int, k: int, items: list, moved: bool) -> None:
         self.pending[k] += 1
+        self.queued[w] += 1
         self.inboxes[w].put(("task", k, items, moved))
 
     def receive(self, w: int, msg: tuple) -> None:
@@ -197,9 +215,11 @@ class _Run:
             onward.setdefault(self.owners[company], []).append((slot, resume, company))
         for to, items in sorted(onward.items()):
             self.task(to, k, items, moved=True)
+        self.queued[w] -= 1
         self.pending[k] -= 1
         if self.pending[k] == 0:
             self.finish(k)
+        self.send_more()
 
     def finish(self, k: int) -> None:
         shards.finish_parts(self.out, k, self.parts.pop(k), self.stats[k])
@@ -216,8 +236,6 @@ class _Run:
                 if owners != self.owners:
                     self.owners = owners
                     self.send_owners()
-            if e + 2 < len(self.epochs):
-                self.send_epoch(e + 2)  # two epochs in flight: a worker done with its share of one goes on at once
 
 
 def imbalance(costs: dict[str, float], owners: dict[str, int], procs: int) -> float:
@@ -265,8 +283,7 @@ def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_
         state.inboxes.append(inbox)
         workers.append(proc)
     try:
-        for e in range(min(2, len(state.epochs))):
-            state.send_epoch(e)
+        state.send_more()
         sentinels = {p.sentinel: w for w, p in enumerate(workers)}
         while state.pending:
             for item in wait(state.conns + list(sentinels)):
