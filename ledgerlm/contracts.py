@@ -19,7 +19,9 @@ benchmark's own fields; those tables are open by design and their extra keys tra
 `read_jsonl(path, RowType)` / `iter_jsonl` read one row per line (a bad line names file:line);
 `write_jsonl(path, rows)` writes a temp file in the same folder and renames it into place, so a
 reader never sees half a file; `append_jsonl(handle, rows, RowType)` appends a validated batch in one write + flush
-(the eval runner's samples.jsonl). Nothing here imports synth/, train/ or evaluate/ (the core layer).
+(the eval runner's samples.jsonl); `dumps_lines(rows)` is a batch of `dumps` lines as UTF-8 bytes (synth shards: long
+prompts and solutions escaped on their bytes, values the rows share dumped once). Nothing here imports synth/, train/
+or evaluate/ (the core layer).
 """
 from __future__ import annotations
 
