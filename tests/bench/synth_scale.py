@@ -160,9 +160,10 @@ def timeline(wall: dict, total: float) -> str:
         waits = log["waits"]
         first = waits[0][1] if waits else log["start"]
         last = log["sends"][-1] if log["sends"] else first
-        mid = sum(b - a for a, b in waits[1:] if b <= last)  # blocked for a task between its first and last result
-        parts.append(f"worker {w}: forked {log['start']:.2f}, first task {first:.2f}, last result {last:.2f}, idle mid-run "
-                     f"{mid:.2f}, idle at the end {log['end'] - last:.2f}, {log['cpu']:.2f} s CPU")
+        mid = sum(b - a for a, b in waits[1:] if b <= last)  # blocked for a task between its first and last result (the last
+        # epoch's moved slots going back and forth show here)
+        parts.append(f"worker {w}: forked {log['start']:.2f}, first task {first:.2f}, last result {last:.2f}, idle before "
+                     f"its last result {mid:.2f}, idle at the end {log['end'] - last:.2f}, {log['cpu']:.2f} s CPU")
     after = wall["shards"][-1] if wall["shards"] else wall["generate end"]  # the last shard listed (2 processes)
     if wall["shards"]:
         parts.append(f"first / last shard listed {wall['shards'][0]:.2f} / {after:.2f}")
