@@ -101,7 +101,9 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         raise LedgerError(f"{_where(index_id, company, p)}: {err}") from None
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
-    reports = {_report(label) for label in {f.report for f in ev.facts.values()} | {r for _, r in ev.absent}}
+    labels = {key[1] for key in ev.facts}  # keys are (concept, report label, source)
+    labels.update(report for _, report in ev.absent)
+    reports = {_report(label) for label in labels}
     return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
                       scope, sorted(set(ev.absent)))
 
@@ -115,13 +117,19 @@ def _kept(store, registry: Registry, company: str, scope: str) -> tuple[dict | N
     """What compute() keeps on a full store for later evaluations (None, None on a view, or a store that keeps
     nothing): this registry's recorded sub-index evaluations (per registry object: another registry may define an
     index of the same name otherwise), and the company's fact readings at this scope (see `_Evaluator._fact`)."""
-    memo = getattr(store, "index_memo", lambda: None)()
+    index_memo = getattr(store, "index_memo", None)
+    memo = index_memo() if index_memo is not None else None
     if memo is None:
         return None, None
     kept = memo.get(id(registry))
     if kept is None or kept[0] is not registry:  # (a registry made where a collected one was)
         kept = memo[id(registry)] = (registry, {})
-    readings = memo.setdefault("facts", {}).setdefault((company, scope), {})
+    by_company = memo.get("facts")
+    if by_company is None:
+        by_company = memo["facts"] = {}
+    readings = by_company.get((company, scope))
+    if readings is None:
+        readings = by_company[(company, scope)] = {}
     return kept[1], readings
 
 
@@ -156,6 +164,9 @@ def format_answer(value: float, result_kind: str, unit: str | None = None, decim
 class _Evaluator:
     """Walks a formula at a period through its compiled steps (`_steps`); records every fact and intermediate value
     in `trace`."""
+
+    __slots__ = ("store", "company", "scope", "registry", "index_id", "recordings", "readings", "trace", "facts", "absent",
+                 "memo", "unit")
 
     def __init__(self, store, company: str, scope: str, registry: Registry, index_id: str, recordings: dict | None = None,
                  readings: dict | None = None):
@@ -205,7 +216,7 @@ class _Evaluator:
         rec = memo.get(key)
         if rec is None:
             rec = memo[key] = self._record(ast, p, basis)
-        if rec is _FAILS or not self.memo.keys().isdisjoint(rec.memo):
+        if rec is _FAILS or not self.memo.keys().isdisjoint(rec.memo.keys()):  # (two views: the smaller one is scanned)
             return self.eval(ast, p, basis)
         self.trace += rec.trace
         for k, ref in rec.facts.items():

@@ -200,17 +200,19 @@ class FactStore(StoreViews):
         """`_reported` per (company, scope, concept, report label): the store's (or view's) cells never change."""
         return {}
 
-    def _reported(self, company: str, concept: str, report: ReportKey, scope: str) -> FactRef:
-        """`reported` for a resolved company and a ReportKey, remembered for the period algebra: the derivations
-        read one cell many times (a balance as one period's end and the next one's beginning, a YTD figure in the FY,
-        the quarters and the TTMs around it: half the reads of --num 10000 repeat one), and a line a report does not
-        show (the optional debt lines) raises the same error each time (remembered, raised as a copy, as in
-        `shared_value`). `reported` itself is not remembered: a validation reads every cell once."""
+    def _reported(self, company: str, concept: str, report: ReportKey, scope: str) -> tuple[FactRef, str, str]:
+        """`reported` for a resolved company and a ReportKey, with the value as a derivation step writes it and the
+        cell's basis note, remembered for the period algebra: the derivations read one cell many times (a balance as
+        one period's end and the next one's beginning, a YTD figure in the FY, the quarters and the TTMs around it:
+        half the reads of --num 10000 repeat one), and a line a report does not show (the optional debt lines) raises
+        the same error each time (remembered, raised as a copy, as in `shared_value`). `reported` itself is not
+        remembered: a validation reads every cell once."""
         key = (company, scope, concept, report.label)
         hit = self._reported_memo.get(key)
         if hit is None:
             try:
-                hit = self._read_cell(company, concept, report, scope)
+                ref = self._read_cell(company, concept, report, scope)
+                hit = (ref, _fmt(ref.value), self._basis_note(company, concept, ref))
             except NotDerivable as err:
                 hit = forget_frames(err)
             self._reported_memo[key] = hit
@@ -336,15 +338,13 @@ class FactStore(StoreViews):
         return _meta(concept)[0] == "balance"
 
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
-        ref = self._reported(company, concept, report, scope)
-        return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {_fmt(ref.value)} (from the {report.label} report)"
-                                                    + self._basis_note(company, concept, ref)])
+        ref, shown, note = self._reported(company, concept, report, scope)
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {shown} (from the {report.label} report){note}"])
 
     def _ytd(self, company: str, concept: str, report: ReportKey, scope: str) -> Derived:
-        ref = self._reported(company, concept, report, scope)
-        what = "annual" if report.is_annual else "year-to-date"
-        return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {_fmt(ref.value)}"
-                                                    + self._basis_note(company, concept, ref)])
+        ref, shown, note = self._reported(company, concept, report, scope)
+        what = "annual" if report.quarters == 4 else "year-to-date"
+        return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {shown}{note}"])
 
     def _basis_note(self, company: str, concept: str, ref: FactRef) -> str:
         """' [note]' for a corrected value; per-share values and share counts also name their share basis."""
