@@ -106,3 +106,19 @@ def test_unknown_solution_style_is_one_error_naming_the_field(tmp_path):
     cfg.write_text("solution_style: short\n")
     with pytest.raises(InputError, match="solution_style"):
         load_config(str(cfg))
+
+
+def test_memoised_trace_numbers_and_fact_lines_print_as_unmemoised():
+    """The memos behind `num` and the fact lines key on equal numbers that print differently (0.0 / -0.0, and a
+    Decimal equal to a float): whichever comes first, each prints as the plain formatting does."""
+    from ledgerlm.synth.finindices import solutions
+
+    solutions._num_memo.cache_clear()
+    solutions._fact_memo.cache_clear()
+    assert [solutions.num(x) for x in (0.0, -0.0, 0, Decimal("2.50"), 2.5, 1234.5, -7750.0)] == \
+        ["0", "-0", "0", "2.50", "2.5", "1,234.50", "-7,750"]
+    assert [solutions.num(x) for x in (-0.0, 0.0)] == ["-0", "0"]
+    for order in ((0.0, -0.0, 64000.0, 64000), (-0.0, 0.0, 64000, 64000.0)):
+        lines = [solutions._fact_line("revenue", x, 1000, "en") for x in order]
+        plain = [f"- Revenue (revenue): {solutions._as_shown('revenue', x, 1000, solutions.PHRASES['en'])}" for x in order]
+        assert lines == plain and lines[0] != lines[1] and lines[2] == "- Revenue (revenue): 64 thousand = 64,000"

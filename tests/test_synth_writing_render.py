@@ -46,3 +46,18 @@ def test_statement_json_and_tuples_are_the_plain_definitions(items, scale, langu
             value = round(value / _scale(scale), 6)
         expected.append(repr((label, period, value)))
     assert lines == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(_items, st.sampled_from([1, 1000, 1e6]), st.sampled_from(["en", "zh"]))
+def test_text_rows_are_the_padded_format_definition(items, scale, language):
+    """Text rows are `f"{label:<{width}}  {value:>{vwidth}}"` (written with ljust/rjust), CJK labels included."""
+    from ledgerlm.synth.statements.render import _rows, _scale
+
+    stmt = {"company": "X", "period": "FY2024", "statement": "income", "scope": "consolidated", "unit": "USD", "items": items}
+    rows = _rows(stmt, _scale(scale), language)
+    width = max([len("项目" if language == "zh" else "Item")] + [len(label) for label, _ in rows])
+    vwidth = max([len("FY2024")] + [len(v) for _, v in rows])
+    body = render_statement(stmt, "text", scale=scale, language=language).split("\n", 3)[3:]  # after title, units, header
+    expected = [f"{label:<{width}}  {value:>{vwidth}}" for label, value in rows]
+    assert body == (["\n".join(expected)] if expected else [])
