@@ -139,7 +139,12 @@ def main() -> int:
         caches = _each(_cache, {"small": (1, False, tmp, env), "bulk": (args.replicas, args.distinct_figures, tmp, env)},
                        args.sequential)
         print(f"load average after the caches: {loadavg()}", flush=True)
+        built = set((tmp / "cache").iterdir())
         results = _each(_synth, {label: (c["src"], tmp, env, args) for label, c in caches.items()}, args.sequential)
+        rebuilt = sorted(p.name for p in set((tmp / "cache").iterdir()) - built if "stores-" in p.name)
+    if rebuilt:  # the cache key covers synth/statements/: an edit there mid-bench makes a synth run rebuild its cache
+        print(f"WARNING: a synth run built a store cache itself ({', '.join(rebuilt)}): code under synth/statements/ "
+              "changed during the bench, so its CPU includes a cache build; run the bench from a frozen copy")
     for label, r in results.items():
         c = caches[label]
         print(f"{c['members']:>4} companies in zip ({c['zip_mb']:.0f} MB): cache build {c['wall']:.0f} s wall / "
