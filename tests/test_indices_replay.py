@@ -80,3 +80,12 @@ def test_recordings_are_kept_per_registry(facts):
     for registry in (REGISTRY, other):
         compute(store, "NVDA", "interest_bearing_debt_yoy", "FY2025", registry=registry)
     assert [kept[0] for key, kept in store.index_memo().items() if key != "facts"] == [REGISTRY, other] and REGISTRY is not other
+
+
+def test_trace_numbers_are_remembered_without_changing_them():
+    """`_r` keeps each text it writes; zero is never kept (0.0 and -0.0 are one dict key but print "0" and "-0")."""
+    from ledgerlm.synth.indices.compute import _r, _r_text
+
+    values = [0.0, -0.0, 1234.5, 1234.5, 7.0, 7, -1e-7, 0.1 + 0.2, 2.5e12, -0.0, 0.0]
+    assert [_r(v) for v in values] == [_r_text(v) for v in values]
+    assert (_r(0.0), _r(-0.0)) == ("0", "-0") and _r(1234.5) == "1,234.50"

@@ -19,6 +19,8 @@ from ledgerlm.synth.statements.factindex import FactIndex
 from ledgerlm.synth.statements.fiscal_calendar import Calendar
 from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.store import FactStore
+from ledgerlm.synth.statements.taxonomy import concept_info
+from ledgerlm.synth.statements.taxonomy import concepts as taxonomy_concepts
 from ledgerlm.synth.statements.views import StoreViews
 
 STATEMENTS = Path(__file__).resolve().parents[1] / "synth" / "statements"
@@ -112,3 +114,24 @@ def test_views_live_in_views_py_and_the_store_keeps_its_public_api():
     revenue = next(i for i in stmt["items"] if i["concept"] == "revenue")
     assert revenue["value"] == s.value("SNOW", "revenue", "FY2023Q2").value
     assert type(s.restrict({"SNOW": ["FY2023H1"]})) is FactStore
+
+
+def test_the_period_algebra_reads_a_cell_once_and_keeps_its_errors_as_copies():
+    """A balance is one period's end and the next one's beginning: both read the one remembered cell (the same FactRef,
+    the same value text); a line the report does not show raises a new, equal error at every read (the remembered one
+    never carries a traceback), and a fresh store derives the same."""
+    s, fresh = snow(), FactStore(snow().facts)
+    end = s.value("SNOW", "total_assets", "FY2023")
+    begin = s.value("SNOW", "total_assets", "FY2024", basis="begin")
+    assert begin.inputs[0] is end.inputs[0] and begin.value == end.value
+    assert begin.steps[0].split(" = ")[1] == end.steps[0].split(" = ")[1]  # the value as the step writes it
+    assert fresh.value("SNOW", "total_assets", "FY2024", basis="begin") == begin
+    missing = [c for c in taxonomy_concepts() if concept_info(c).statement == "balance" and c not in s.concepts("SNOW")]
+    errors = []
+    for period, basis in (("FY2023", "end"), ("FY2023", "end"), ("FY2024", "begin")):  # the FY2023 balance sheet each time
+        with pytest.raises(Exception) as info:
+            s.value("SNOW", missing[0], period, basis=basis)
+        errors.append(info.value)
+    assert type(errors[0]).__name__ == "NotDerivable" and errors[0].missing == []
+    assert errors[0] is not errors[1] and str(errors[0]) == str(errors[1]) == str(errors[2])
+    assert all(err.__traceback__ is None for err in s._reported_memo.values() if isinstance(err, Exception))
