@@ -226,13 +226,35 @@ def test_digits_as_zeros_only_where_digit_chunks_are_tokens(counters):
         "o200k_base": True, "cl100k_base": True, "deepseek-v3": True, "gpt2-style": False, "qwen2-style": False,
         "metaspace": False}
     gpt2 = counters["gpt2-style"]
-    gpt2._zeros, gpt2._memo = True, {}
+    gpt2._zeros = True
+    gpt2._memo, gpt2._old = {}, {}
     try:
         lines = [f"Revenue {digits}\n" for digits in ("123456", "12", "345", "3.14", "5,165", "000000", "100000")]
         counted = [gpt2._count_segments(line) for line in lines]
         assert counted != [gpt2.count(line) for line in lines]
     finally:
-        gpt2._zeros, gpt2._memo = False, {}
+        gpt2._zeros = False
+        gpt2._memo, gpt2._old = {}, {}
+
+
+def test_memo_generations_stay_bounded_and_keep_what_is_used(drafted, monkeypatch):
+    """With a small memo budget the counts stay exact, the memo never holds much more than the budget, and a key
+    the run keeps using survives the change of generation (it moves into the new one) while the rest goes."""
+    import ledgerlm.synth.finindices.tokens as tokens
+
+    _, rows = drafted
+    monkeypatch.setattr(tokens, "_MEMO_CHARS", 100_000)
+    counter = TokenCounter("o200k_base")
+    first = counter._memo
+    for row in rows * 2:
+        assert counter.count_prompt(row["messages"], row["_blocks"]) == counter.count_messages(row["messages"])
+        for generation in (counter._memo, counter._old):  # at most the budget + the largest block each
+            assert sum(map(tokens._key_chars, generation)) <= 100_000 + 60_000
+    assert first is not counter._memo and first is not counter._old  # generations changed; the oldest was let go
+    user = rows[-1]["messages"][-1]["content"]  # the last prompt's document header line, in every prompt before it too
+    kept = next(line for line in _NL_LINES.findall(user) if line.startswith("=== "))
+    assert kept in counter._memo or kept in counter._old
+    assert counter._recall("never seen") is None
 
 
 def _pieces_count(counter, pattern, text: str) -> int:
