@@ -56,7 +56,7 @@ def test_rows_with_tricky_long_and_short_strings_are_one_json_dumps(specs, key):
     assert [dumps(row).encode("utf-8") for row in rows] == [_plain(row) for row in rows]
     for row, spec in zip(rows, specs):
         if not any(contracts._HOLE in text for text in (key, *spec[:3])):
-            assert contracts._line(row, None, [], {})
+            assert contracts._line(row, [], {})
 
 
 def test_a_placeholder_after_an_escaped_quote_falls_back_to_the_plain_writer():
