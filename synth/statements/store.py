@@ -333,17 +333,13 @@ class FactStore(StoreViews):
             raise LedgerError(f"{concept} is a flow: basis {basis!r} applies to balance-sheet items only")
         return self._flow(company, concept, p, scope, kind)
 
-    @staticmethod
-    def _is_balance(concept: str) -> bool:
-        return _meta(concept)[0] == "balance"
-
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
         ref, shown, note = self._reported(company, concept, report, scope)
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {shown} (from the {report.label} report){note}"])
 
     def _ytd(self, company: str, concept: str, report: ReportKey, scope: str) -> Derived:
         ref, shown, note = self._reported(company, concept, report, scope)
-        what = "annual" if report.quarters == 4 else "year-to-date"
+        what = "annual" if report.is_annual else "year-to-date"
         return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {shown}{note}"])
 
     def _basis_note(self, company: str, concept: str, ref: FactRef) -> str:
