@@ -53,6 +53,10 @@ def test_rows_with_tricky_long_and_short_strings_are_one_json_dumps(specs, key):
                                                 {"role": "user", "content": _long(user), key: user}],
                      key: [user, {"k": solution}], "solution": _long(solution) if long_solution else solution})
     assert dumps_lines(rows) == dumps_lines(rows, whole=True) == b"".join(_plain(row) + b"\n" for row in rows)
+    for whole in (False, True):  # the pieces a shard writer gets, and each line's length
+        sizes = []
+        assert b"".join(contracts.line_pieces(rows, whole=whole, sizes=sizes)) == dumps_lines(rows)
+        assert sizes == [len(_plain(row)) + 1 for row in rows]
     assert [dumps(row).encode("utf-8") for row in rows] == [_plain(row) for row in rows]
     for row, spec in zip(rows, specs):
         if not any(contracts._HOLE in text for text in (key, *spec[:3])):
@@ -87,10 +91,12 @@ def test_generated_rows_write_the_bytes_of_sample_line(tmp_path):
     out = tmp_path / "ds"
     assert cli.main(["synth", "--out", str(out), "--num", "12", "--seed", "3", "--no-progress"]) == 0
     rows = [json.loads(line) for line in (out / "train.jsonl").read_text(encoding="utf-8").splitlines()]
-    lines, metas = shards.encoded_lines(rows)
+    pieces, metas = shards.encoded_lines(rows)
+    lines = b"".join(pieces)
     assert lines == (out / "train.jsonl").read_bytes()
     assert lines == "".join(shards.sample_line(row) + "\n" for row in rows).encode("utf-8")
-    assert metas == b"".join(_plain(shards._meta(row)) + b"\n" for row in rows)
+    sizes = [len(line) for line in lines.splitlines(keepends=True)]
+    assert metas == b"".join(_plain(shards._meta(row, size)) + b"\n" for row, size in zip(rows, sizes))
     assert [Sample.from_dict(json.loads(line)).to_dict() for line in lines.splitlines()] == rows
 
 
@@ -104,6 +110,6 @@ def test_a_bad_generated_row_stops_the_shard_naming_sample_and_field():
             "provenance": [{"concept": "c", "period": "FY2020", "value": 1.0, "source": "s"}]}
     bad = {**good, "id": "s2", "provenance": [*good["provenance"], {"concept": "c", "period": "FY2021", "value": "1",
                                                                     "source": "s"}]}
-    assert shards.encoded_lines([good])[0] == _plain(good) + b"\n"
+    assert b"".join(shards.encoded_lines([good])[0]) == _plain(good) + b"\n"
     with pytest.raises(InputError, match=r"generated sample 's2'; field 'provenance\[1\]\.value': \"1\" is not a number"):
         shards.encoded_lines([good, bad])

@@ -89,6 +89,28 @@ def test_a_row_past_the_end_of_its_shard_file_is_an_error_not_a_hang(tmp_path, m
     assert dst.read_bytes() == b'{"a": 1}\n'
 
 
+def test_merge_finds_rows_by_their_meta_lengths_or_by_newlines_in_shards_without_them(tmp_path):
+    a = build(tmp_path / "a")
+    shard_dir = dataset.work_dir(tmp_path / "a") / "shards"
+    metas = sorted(shard_dir.glob("*.meta"))
+    assert metas and all("line_bytes" in json.loads(line) for p in metas for line in p.read_text().splitlines())
+    for p in metas:  # shards written before metas held line lengths: the merge scans for newlines
+        p.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "line_bytes"}) + "\n"
+                             for line in p.read_text().splitlines()))
+    dataset.merge(tmp_path / "b", [tmp_path / "a"])
+    assert sha(tmp_path / "b") == a
+    rows = metas[0].with_suffix(".jsonl")
+    rows.write_bytes(rows.read_bytes() + b'{"id": "extra"}\n')
+    with pytest.raises(InputError, match="not written by ledgerlm synth"):
+        dataset.merge(tmp_path / "c", [tmp_path / "a"])
+    build(tmp_path / "d")
+    shard_dir = dataset.work_dir(tmp_path / "d") / "shards"
+    rows = sorted(shard_dir.glob("*.meta"))[0].with_suffix(".jsonl")
+    rows.write_bytes(rows.read_bytes() + b'{"id": "extra"}\n')  # lengths listed: the file no longer matches them
+    with pytest.raises(InputError, match="its meta file lists"):
+        dataset.merge(tmp_path / "e", [tmp_path / "d"])
+
+
 def test_shard_jobs_then_merge_equal_one_run(tmp_path):
     whole = build(tmp_path / "whole")
     for i in range(3):  # three independent jobs writing to their own folders

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ledgerlm.contracts import Sample, dumps, dumps_lines
+from ledgerlm.contracts import Sample, dumps, dumps_lines, line_pieces
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices.pipeline import Stats
 
@@ -55,17 +55,43 @@ META_FIELDS = ("id", "split", "paradigm", "axis", "hint", "company", "target_per
                "context_formats", "answer_format", "unit", "decimals", "n_tokens", "language")
 
 
-def _meta(row: dict) -> dict:
+def _meta(row: dict, size: int) -> dict:
+    """What the merge needs of a row, and `line_bytes`: the byte length of its line (newline included) in the rows file,
+    so the merge finds each row without scanning the file for newlines."""
     meta = {k: row.get(k) for k in META_FIELDS}
     meta["answer"] = row["answer"] if isinstance(row["answer"], str) else 0
+    meta["line_bytes"] = size
     return meta
 
 
-def _atomic_write(path: Path, text: str | bytes) -> None:
+def _atomic_write(path: Path, text: str | bytes | list[bytes]) -> None:
+    """`text` (a str as UTF-8, bytes, or a list of bytes written in order) as the file `path`, atomically."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(text.encode("utf-8") if isinstance(text, str) else text)
+    with open(tmp, "wb", buffering=0) as f:
+        if isinstance(text, list):
+            _write_pieces(f, text)
+        else:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
     os.replace(tmp, path)  # atomic: a killed process leaves the old file or none, never half a file
+
+
+_IOV_MAX = 1024  # buffers per writev call (POSIX guarantees at least 16; Linux allows 1024)
+
+
+def _write_pieces(f, pieces: list[bytes]) -> None:
+    """Write `pieces` in order to the unbuffered file `f`: `os.writev` where there is one (the kernel gathers them: no
+    copy of a whole shard into one bytes object first), each call's short write finished by plain writes."""
+    if not hasattr(os, "writev"):
+        f.write(b"".join(pieces))
+        return
+    fd = f.fileno()
+    for i in range(0, len(pieces), _IOV_MAX):
+        chunk = pieces[i:i + _IOV_MAX]
+        done = os.writev(fd, chunk)
+        if done < sum(map(len, chunk)):
+            rest = memoryview(b"".join(chunk))[done:]
+            while rest:
+                rest = rest[os.write(fd, rest):]
 
 
 def sample_line(row: dict) -> str:
@@ -101,16 +127,19 @@ def run_shard(out: Path, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn)
     return stats
 
 
-def encoded_lines(rows: list[dict]) -> tuple[bytes, bytes]:
+def encoded_lines(rows: list[dict]) -> tuple[list[bytes], bytes]:
     """The rows' dataset lines (each checked against contract 4 first, as `sample_line`) and their meta lines, as UTF-8,
-    one per line: a JSON line never holds a raw newline, so b"\n" separates rows. A checked row is dumped as it is:
+    one per line: a JSON line never holds a raw newline, so b"\n" separates rows. The dataset lines come as the pieces
+    of `contracts.line_pieces` (written with `os.writev`, never joined). A checked row is dumped as it is:
     `Sample.from_dict(row).to_dict()` is the same keys in the same order, holding the same objects."""
     for row in rows:
         Sample.from_dict(row, f"generated sample {row.get('id')!r}")
-    return dumps_lines(rows), dumps_lines([_meta(row) for row in rows], whole=True)
+    sizes: list[int] = []
+    pieces = line_pieces(rows, sizes=sizes)
+    return pieces, dumps_lines([_meta(row, size) for row, size in zip(rows, sizes)], whole=True)
 
 
-def write_part(out: Path, k: int, name: str, lines: bytes, metas: bytes) -> str:
+def write_part(out: Path, k: int, name: str, lines: bytes | list[bytes], metas: bytes) -> str:
     """One worker's rows of shard k (company-affine workers, affine.py) as `shard-K.NAME.jsonl` + `.meta`, each
     written atomically; returns the rows file's name. The shard is done once `finish_parts` lists its parts."""
     rows_path = _paths(out, k)[0].with_suffix(f".{name}.jsonl")
@@ -135,8 +164,8 @@ def clear_parts(out: Path, k: int) -> None:
 Span = tuple[int, int, int]  # a row line in a shard file: (open file descriptor, byte offset, byte length)
 
 
-def shard_rows(rows_path: Path) -> Iterator[tuple[Span, str]]:
-    """(row span, meta line) of a finished shard in slot order: its one rows file, or its workers' parts put
+def shard_rows(rows_path: Path) -> Iterator[tuple[Span, dict]]:
+    """(row span, meta) of a finished shard in slot order: its one rows file, or its workers' parts put
     back in slot order (a slot's rows keep their order). A span is valid until the next shard's rows are asked for:
     the merge copies each row from its file without reading it into this process (`write_splits`)."""
     index = rows_path.with_suffix(".parts.json")
@@ -146,13 +175,39 @@ def shard_rows(rows_path: Path) -> Iterator[tuple[Span, str]]:
         for part in parts:
             path = rows_path.with_name(part["file"])
             f = files.enter_context(open(path, "rb"))
-            metas = path.with_suffix(".meta").read_text(encoding="utf-8").split("\n")[:-1]
-            spans = _line_spans(f, path)
+            metas = _read_metas(path.with_suffix(".meta"))
+            spans = _meta_spans(f, path, metas)
             rows += zip(part["slots"] or range(len(spans)), spans, metas)
         if index.is_file():
             rows.sort(key=lambda r: r[0])
         for _, span, meta in rows:
             yield span, meta
+
+
+def _read_metas(path: Path) -> list[dict]:
+    """The meta lines of a rows file, parsed as one JSON array (a JSON line never holds a raw newline)."""
+    text = path.read_text(encoding="utf-8")
+    return json.loads("[" + text[:-1].replace("\n", ",") + "]") if text else []
+
+
+def _meta_spans(f, path: Path, metas: list[dict]) -> list[Span]:
+    """(fd, offset, length) of every line of an open rows file from its metas' `line_bytes`; a file written before
+    metas had them is scanned for newlines (`_line_spans`)."""
+    if not metas or "line_bytes" not in metas[0]:
+        spans = _line_spans(f, path)
+        if len(spans) != len(metas):
+            raise InputError(f"shard file holds {len(spans)} rows, its meta file {len(metas)} (not written by ledgerlm "
+                             "synth?)", path=str(path))
+        return spans
+    fd, spans, start = f.fileno(), [], 0
+    for meta in metas:
+        size = meta["line_bytes"]
+        spans.append((fd, start, size))
+        start += size
+    if start != os.fstat(fd).st_size:
+        raise InputError(f"shard file holds {os.fstat(fd).st_size} bytes, its meta file lists {start} "
+                         "(not written by ledgerlm synth?)", path=str(path))
+    return spans
 
 
 def _line_spans(f, path: Path) -> list[Span]:
@@ -197,7 +252,7 @@ def copy_span(span: Span, dst: int) -> None:
 _KERNEL_COPY = hasattr(os, "copy_file_range")
 
 
-def write_shard(out: Path, k: int, lines: bytes, metas: bytes, stats: Stats) -> None:
+def write_shard(out: Path, k: int, lines: bytes | list[bytes], metas: bytes, stats: Stats) -> None:
     """Shard k's rows, meta sidecar (both UTF-8, a line each) and stats, each written atomically, then its completion marker."""
     rows_path = _paths(out, k)[0]
     _atomic_write(rows_path, lines)
@@ -297,8 +352,7 @@ def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stat
     seen = set()
     for path in rows_files:
         stats.add(Stats.from_dict(json.loads(path.with_name(path.name.replace(".jsonl", ".stats.json")).read_text())))
-        for span, meta_line in shard_rows(path):
-            meta = json.loads(meta_line)
+        for span, meta in shard_rows(path):
             sig = signature(meta)
             if sig in seen:
                 stats.kept -= 1
