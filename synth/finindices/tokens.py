@@ -71,6 +71,19 @@ replayed (/tmp scripts, each a fresh counter over the same calls, interleaved): 
   each pre-token holding an ASCII digit is 1-3 ASCII digits, one token before and after by (1); every other pre-token
   is unchanged. So a table row shown at another period or scale, or a sentence naming another year, is one look-up
   (88 % of the 315 k lines first seen in --num 10000) instead of a FIGURES split and its pieces' look-ups.
+* Lines as bytes (a block or statement rendering counted for the first time, where "Digits as zeros" holds for the
+  whole text): its UTF-8 bytes with each ASCII digit as 0 are cut into lines and around figures by the same regexes
+  over bytes, and each piece is looked up as those bytes: one encode, one translate and one regex pass over the text
+  instead of a str line cut, then an encode and a translate per new line (first-seen rendering lines are mostly new as
+  text: 251 k of 435 k in --num 10000, but 88 % known as zeros). Condition (2) over a whole text: an ASCII digit
+  may touch a non-ASCII character that is not \\p{N} (a CJK ideograph, fullwidth punctuation: "2008财年（FY2008）"):
+  only a \\p{N} character can join a digit run, so each run holding an ASCII digit is still ASCII digits alone
+  (`_digits_apart_text`: a character that Python's Unicode database calls N*, C* or does not know keeps the text on
+  the str path). Cuts over bytes: after a newline, before a byte that is not ASCII whitespace or `/` and that does
+  not start a non-ASCII whitespace character (all of them start with c2, e1, e2 or e3): each such cut is one of
+  `_NL_LINES` at the same character (`_NL_LINES_BYTES`; some of its cuts, before such characters, are not made).
+  FIGURES only look at ASCII characters, so over bytes they cut at the same places. The text between blocks keeps
+  the str path (most of its lines are known as text, and a short one is memoised whole: a separator).
 * Family "gpt2" (HF ByteLevel with its built-in GPT-2 regex): whitespace runs give back their last
   character to the next word (`\\s+(?!\\S)`), so "\\n\\n" before a word splits as "\\n" | "\\n". A
   cut right after one newline that follows a non-space character, before a non-space character or
@@ -100,6 +113,7 @@ import json
 import os
 import re
 import sys
+import unicodedata
 from pathlib import Path
 from typing import NamedTuple
 
@@ -151,6 +165,13 @@ _ADDED_FIGURE_CUT = re.compile(r"[0-9 ]")
 # "Digits as zeros" (module docstring): each ASCII digit as 0; every byte of a non-ASCII character as 0x80 (`_digits_apart`)
 _ZERO_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
 _ZERO_DIGITS_MARK_NON_ASCII = bytes.maketrans(bytes(range(48, 58)) + bytes(range(128, 256)), b"0" * 10 + b"\x80" * 128)
+# "Lines as bytes" (module docstring): `_NL_LINES` and FIGURES over a text's UTF-8 bytes with its digits as zeros. A
+# line cut needs the character after the newline not to be whitespace: bytes 0x80-0xff never allow one, except the
+# lead bytes of characters that are never whitespace (every non-ASCII `str.isspace` character starts with c2, e1, e2
+# or e3), so each cut here is a cut of `_NL_LINES` at the same character (some of its cuts are not made: exact).
+_B_NONSPACE = rb"(?:[^\s\x1c-\x1f\x80-\xff]|[\xc3-\xdf\xe4-\xf4])"
+_NL_LINES_BYTES = re.compile(rb"[^\n]*(?:\n(?!(?!/)" + _B_NONSPACE + rb"|[ \t]+" + _B_NONSPACE + rb")[^\n]*)*\n?")
+FIGURES_BYTES = {k: re.compile(v.pattern.encode()) for k, v in FIGURES.items()}
 _MEMO_CHARS = 64_000_000  # block and line texts one memo generation may keep alive (~64-256 MB; two generations: `_remember`)
 
 
@@ -297,6 +318,30 @@ def _digits_apart(raw: bytes) -> bool:
     return b"0\x80" not in marked and b"\x800" not in marked
 
 
+# an ASCII digit with a non-ASCII character on either side (`_digits_apart_text`)
+# (the character before it, after it; the one before is captured only with a non-ASCII one after it when both are)
+_DIGIT_BY_NON_ASCII = re.compile(r"[0-9](?:(?<=([^\x00-\x7f])[0-9])([^\x00-\x7f])?|([^\x00-\x7f]))")
+_NOT_A_DIGIT: dict[str, bool] = {}  # non-ASCII character -> known to Python's Unicode database and not \p{N}
+
+
+def _digits_apart_text(text: str, raw: bytes) -> bool:
+    """No ASCII digit of `text` (`raw`: its UTF-8 bytes) is next to a character that may be \\p{N}: a non-ASCII
+    character whose category is N* or that Python's Unicode database does not know yet (a tokenizer's newer tables
+    may call it a digit). A CJK ideograph or fullwidth punctuation beside a year ("2008财年（FY2008）") is no digit,
+    so every run of \\p{N} characters that holds an ASCII digit is made of ASCII digits only."""
+    if _digits_apart(raw):
+        return True
+    for neighbours in set(_DIGIT_BY_NON_ASCII.findall(text)):
+        for ch in neighbours:
+            if ch:
+                ok = _NOT_A_DIGIT.get(ch)
+                if ok is None:
+                    ok = _NOT_A_DIGIT[ch] = unicodedata.category(ch)[0] not in "NC"
+                if not ok:
+                    return False
+    return True
+
+
 def _find(text: str, block: str, pos: int) -> int:
     """`text.find(block, pos)`, faster for a long block: `str.find` preprocesses the whole needle (thousands of
     characters) on each call, so this finds the block's first 64 characters and compares the rest in place."""
@@ -363,6 +408,8 @@ class TokenCounter:
         self._figure_split = FIGURES[self.figures].split if self.figures else None
         self._zeros = self.figures is not None and self._digit_chunks_are_tokens()
         self._lines = _NL_LINES.findall if self.family == "nl" else CUTS[self.family].split if self.family else None
+        # "Lines as bytes": a text's lines counted from its UTF-8 bytes with digits as zeros ('nl' with zeros only)
+        self._zero_figure_split = FIGURES_BYTES[self.figures].split if self._zeros and self.family == "nl" else None
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
@@ -426,7 +473,7 @@ class TokenCounter:
                 hit = self._recall(key)
             if hit is None:
                 piece = text[s:end]  # its cuts are provable in `text` too: the same characters around each
-                hit = self._remember(key, self._count_with_blocks(piece, parts) if parts else self._count_segments(piece), end - s)
+                hit = self._remember(key, self._count_with_blocks(piece, parts) if parts else self._count_new_text(piece), end - s)
             total += hit
             start = end
         if start < n:
@@ -457,7 +504,20 @@ class TokenCounter:
     def _count_segments(self, text: str) -> int:
         """`count(text)` as the sum of its lines' counts, each line memoised: `text` is cut at every provable
         boundary (`_cut_ok`, found by the family's regex in one pass), so a line that repeats anywhere in any
-        prompt of the run (a row label, a template sentence) is encoded once."""
+        prompt of the run (a row label, a template sentence) is encoded once. For the text between blocks: a short
+        one (a separator, the text before the first block: a few hundred kinds in a run) is memoised whole."""
+        memo = self._memo
+        if len(text) <= 256:
+            n = memo.get(text)
+            if n is None:
+                n = self._recall(text) if self._old else None
+                if n is None:
+                    n = self._remember(text, self._count_str_lines(text), len(text))
+            return n
+        return self._count_str_lines(text)
+
+    def _count_str_lines(self, text: str) -> int:
+        """`_count_segments` without the whole-text memo."""
         total, memo = 0, self._memo
         for seg in self._lines(text):
             n = memo.get(seg)
@@ -465,6 +525,16 @@ class TokenCounter:
                 n = self._recall(seg)
             total += self._remember(seg, self._count_new_line(seg), len(seg)) if n is None else n
         return total
+
+    def _count_new_text(self, text: str) -> int:
+        """`_count_segments` for a block or statement rendering seen for the first time, whose lines are mostly new
+        as text but not as "digits as zeros" (a table at another period or scale): the lines of its UTF-8 bytes
+        with digits as zeros are looked up (module docstring, "Lines as bytes"), where that rule holds."""
+        if self._zero_figure_split is not None:
+            raw = text.encode()
+            if (text.isascii() or _digits_apart_text(text, raw)) and not (self._figure_guard and any(h in text for h in self._figure_guard)):
+                return self._count_zero_lines(raw.translate(_ZERO_DIGITS))
+        return self._count_str_lines(text)
 
     def _count_new_line(self, line: str) -> int:
         """`count(line)` for a line not memoised: where "Digits as zeros" holds (module docstring), the count of the
@@ -482,6 +552,32 @@ class TokenCounter:
         if n is None and self._old:
             n = self._recall(key)
         return self._remember(key, self._count_line(line), len(key)) if n is None else n
+
+    def _count_zero_lines(self, zeros: bytes) -> int:
+        """`count(text)` from `zeros`, the UTF-8 bytes of `text` with each ASCII digit written as 0 where "Digits as
+        zeros" holds for the whole text (module docstring, "Lines as bytes"): the sum of its lines' memoised counts."""
+        total, memo = 0, self._memo
+        for line in _NL_LINES_BYTES.findall(zeros):
+            n = memo.get(line)
+            if n is None:
+                n = self._recall(line) if self._old else None
+                if n is None:
+                    n = self._remember(line, self._count_zero_line(line), len(line))
+            total += n
+        return total
+
+    def _count_zero_line(self, line: bytes) -> int:
+        """`count(line.decode())` for a line of `_count_zero_lines` not seen yet, as the sum of its pieces' counts
+        where FIGURES cuts it (a row label with its markup, a figure as zeros), as `_count_line` does."""
+        if b"\r" in line or line.find(b"\n", 0, len(line) - 1) >= 0:
+            return self.count(line.decode())  # several lines held together (cuts not provable between them): whole
+        total, memo = 0, self._memo
+        for piece in self._zero_figure_split(line):
+            n = memo.get(piece)
+            if n is None and self._old:
+                n = self._recall(piece)
+            total += self._remember(piece, self.count(piece.decode()), len(piece)) if n is None else n
+        return total
 
     def _count_line(self, line: str) -> int:
         """`count(line)` for a line not seen yet, as the sum of its pieces' counts where FIGURES cuts it: the text
