@@ -61,3 +61,37 @@ def test_text_rows_are_the_padded_format_definition(items, scale, language):
     body = render_statement(stmt, "text", scale=scale, language=language).split("\n", 3)[3:]  # after title, units, header
     expected = [f"{label:<{width}}  {value:>{vwidth}}" for label, value in rows]
     assert body == (["\n".join(expected)] if expected else [])
+
+
+_unit_items = st.lists(st.fixed_dictionaries({
+    "concept": st.sampled_from(["revenue", "eps_basic", "shares_basic", "x\"中\n"]), "label": _label,
+    "value": st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(), st.just(-0.0), st.text(max_size=2)),
+    "unit": st.one_of(st.sampled_from(["USD", "shares", "USD/shares", "元\\"]), st.none())}), max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_unit_items, st.booleans())
+def test_line_items_with_units_are_json_dumps(items, reorder):
+    """Line items as the store writes them ({concept, label, value, unit}) are written from memoised heads and tails;
+    any other key order, a non-str member or a NaN / infinite / bool value takes the general writer: all as json.dumps."""
+    if reorder:
+        items = [dict(reversed(item.items())) for item in items]
+    stmt = {"company": "X", "period": "FY2024", "statement": "income", "scope": "consolidated", "unit": "USD", "items": items}
+    assert render_statement(stmt, "json") == json.dumps(stmt, ensure_ascii=False, indent=2)
+    assert _json_indented([stmt, items]) == json.dumps([stmt, items], ensure_ascii=False, indent=2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-10**18, 10**18),
+                 st.integers(-10**9, 10**9).map(float), st.just(-0.0), st.floats(-1e30, 1e30).map(round).map(float)),
+       st.sampled_from([1, 1000, 10_000, 1e6]))
+def test_figures_are_the_six_decimal_definition(value, scale):
+    """A row's figure is `f"{abs(v):,.6f}"` without trailing zeros, in parentheses when negative, whole floats included
+    (written without the six decimals)."""
+    from ledgerlm.synth.statements.render import _rows
+
+    stmt = {"company": "X", "period": "FY2024", "statement": "income", "scope": "consolidated", "unit": "USD",
+            "items": [{"concept": "revenue", "label": "Revenue", "value": value}]}
+    shown = value / scale
+    text = f"{abs(shown):,.6f}".rstrip("0").rstrip(".")
+    assert _rows(stmt, scale, "en") == [("Revenue", f"({text})" if shown < 0 else text)]

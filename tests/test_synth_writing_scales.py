@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from ledgerlm.synth.finindices.contexts import SCALES, STATEMENTS, Builder
 
-_amount = st.one_of(st.none(), st.sampled_from([0, 1_000, 10_000, 2_000_000, 3_000_000_000, 1_500, 12.5, -40_000]))
+_amount = st.one_of(st.none(), st.sampled_from([0, 1_000, 10_000, 2_000_000, 3_000_000_000, 1_500, 12.5, -40_000, -0.0, 1e22,
+                                                  float(2**60 + 2**8), 10**20, float("inf"), float("nan")]))  # gcd path and its fallback
 _item = st.fixed_dictionaries({"value": _amount}, optional={"unit": st.sampled_from(["USD", "USD/shares", "shares", "Shares"])})
 _statement = st.one_of(st.none(), st.fixed_dictionaries({"items": st.lists(_item, max_size=5)}))
 

@@ -12,6 +12,7 @@ items, on sharding or on the number of processes. Traps (recorded as {kind, deta
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
@@ -481,7 +482,11 @@ class Builder:
             stmt = self.statement(company, report, name, scope)
             amounts = [float(it["value"]) for it in (stmt["items"] if stmt else ()) if it.get("value") is not None
                        and "/" not in it.get("unit", "/") and it.get("unit", "").lower() != "shares"]
-            hit = self._rendered[key] = frozenset(k for k in ALL_SCALES if all(v % k == 0 for v in amounts))
+            if all(map(float.is_integer, amounts)):  # k divides every whole amount iff it divides their gcd (0: all)
+                divisor = math.gcd(*map(int, amounts))
+                hit = self._rendered[key] = frozenset(k for k in ALL_SCALES if divisor % k == 0)
+            else:
+                hit = self._rendered[key] = frozenset(k for k in ALL_SCALES if all(v % k == 0 for v in amounts))
         return hit
 
     def render_block(self, company: str, report: ReportKey, scope: str, statements: list[str], fmt: str, language: str,

@@ -80,14 +80,32 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
     return f"(in {SCALE_WORDS[scale]} of {unit}, except per-share amounts and share counts)"
 
 
+def _figure(value) -> str:
+    """`_number` of a float, integers written directly: `f"{x:,.0f}"` is `f"{x:,.6f}"` without its six zeros for every
+    finite whole float (amounts are whole at the block's exact scales), and no memo entry is made for a figure seen
+    once (distinct filers print distinct figures; a statement's rows are built once and shared by its formats)."""
+    if type(value) is float and value.is_integer():
+        return f"{value:,.0f}" if value > 0 else f"({-value:,.0f})" if value < 0 else "0"  # -0.0 prints as 0
+    return _number(value)
+
+
 def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
-    out = []
-    for item in stmt["items"]:
-        value, concept = item.get("value"), item.get("concept", "")
-        if value is not None and shown_scaled(concept):
+    items = stmt["items"]
+    labels = [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in items]  # = _row_label(item, language)
+    figures = []
+    add = figures.append
+    for item in items:  # = _figure(value), written inline (one call less per line item)
+        value = item.get("value")
+        if value is None:
+            add("—")
+            continue
+        if scale != 1 and shown_scaled(item.get("concept", "")):
             value = value / scale
-        out.append((_label_for(concept, item.get("label") or "", language), _number(value)))  # = _row_label(item, language)
-    return out
+        if type(value) is float and value.is_integer():
+            add(f"{value:,.0f}" if value > 0 else f"({-value:,.0f})" if value < 0 else "0")
+        else:
+            add(_number(value))
+    return list(zip(labels, figures))
 
 
 def _title(stmt: dict, language: str) -> str:
@@ -118,6 +136,39 @@ def _repr(text: str) -> str:
     return repr(text)
 
 
+_ITEM_KEYS = ("concept", "label", "value", "unit")  # a statement line item as the store writes it
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a company's line items recur in every report of the statement
+def _item_head(concept: str, label: str, level: int) -> str:
+    """A line item's JSON text up to its value: `{`, its concept and label members and the value's key."""
+    pad = "\n" + "  " * level + "  "
+    return f'{{{pad}"concept": {encode_basestring(concept)},{pad}"label": {encode_basestring(label)},{pad}"value": '
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _item_tail(unit: str, level: int) -> str:
+    """A line item's JSON text after its value: the unit member and the closing brace."""
+    close = "\n" + "  " * level
+    return f',{close}  "unit": {encode_basestring(unit)}{close}}}'
+
+
+def _json_element(value, level: int) -> str:
+    """`_json_indented(value, level)`; a line item ({concept, label, value, unit} in that order, str members, a finite
+    number or null value) from its memoised head and tail around the value: only the figure differs between reports."""
+    if type(value) is dict and tuple(value) == _ITEM_KEYS:
+        concept, label, figure, unit = value.values()
+        if type(concept) is str and type(label) is str and type(unit) is str:
+            kind = type(figure)
+            if kind is float and math.isfinite(figure):
+                return _item_head(concept, label, level) + float.__repr__(figure) + _item_tail(unit, level)
+            if figure is None:
+                return _item_head(concept, label, level) + "null" + _item_tail(unit, level)
+            if kind is int:
+                return _item_head(concept, label, level) + int.__repr__(figure) + _item_tail(unit, level)
+    return _json_indented(value, level)
+
+
 def _json_indented(value, level: int = 0) -> str:
     """`json.dumps(value, ensure_ascii=False, indent=2)` (the JSON representation of a statement), ~3x faster: Python's
     json writes indented output with its pure-Python encoder; here objects and lists are laid out the same way and
@@ -138,7 +189,7 @@ def _json_indented(value, level: int = 0) -> str:
                    for k, v in value.items())
         return "{" + pad + ("," + pad).join(members) + close + "}"
     if kind is list and value:
-        return "[" + pad + ("," + pad).join(_json_indented(v, level + 1) for v in value) + close + "]"
+        return "[" + pad + ("," + pad).join([_json_element(v, level + 1) for v in value]) + close + "]"
     return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", close)  # null, true, NaN, {}, [], other types
 
 
