@@ -557,7 +557,8 @@ def dumps_lines(rows: list[dict[str, Any] | Row], *, whole: bool = False) -> byt
     return b"".join(line_pieces(rows, whole=whole))
 
 
-def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes: list[int] | None = None) -> list[bytes]:
+def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes: list[int] | None = None,
+                ends: list[int] | None = None) -> list[bytes]:
     """JSONL of `rows` as UTF-8 bytes, a line each: the bytes of `dumps(row) + "\n"` for every row, built without a
     str of the whole row (each piece is encoded once), and a long string or a list of objects or lists that several
     rows hold (the same object: an item's variants share their solution and provenance) dumped once per call
@@ -566,12 +567,14 @@ def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes:
     `whole=True` dumps each row in one piece: for small rows (shard metas: 0.16 -> 0.10 s CPU for 5,600) cutting
     costs more than it saves. Returned as the pieces (`dumps_lines` joins them): a file writer hands them to
     `os.writev` instead of copying a batch into one bytes object first; `sizes` (a list) gets each line's byte length,
-    newline included."""
+    newline included, and `ends` the index in the pieces after each line's last piece (row i is pieces[ends[i-1]:ends[i]])."""
     data = [row.to_dict() if isinstance(row, Row) else row for row in rows]
     if whole:
         lines = [_utf8(_ENCODER.encode(row)) + _NEWLINE for row in data]
         if sizes is not None:
             sizes += map(len, lines)
+        if ends is not None:
+            ends += range(1, len(lines) + 1)
         return lines
     seen, shared = set(), set()  # ids of the lists of objects or lists that more than one row holds
     for row in data:
@@ -587,7 +590,9 @@ def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes:
         out.append(_NEWLINE)
         if sizes is not None:
             sizes.append(sum(map(len, out[start:])))
-            start = len(out)
+        start = len(out)
+        if ends is not None:
+            ends.append(start)
     return out
 
 

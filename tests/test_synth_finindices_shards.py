@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
 import random
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def test_a_row_past_the_end_of_its_shard_file_is_an_error_not_a_hang(tmp_path, m
 
 
 def test_merge_finds_rows_by_their_meta_lengths_or_by_newlines_in_shards_without_them(tmp_path):
-    a = build(tmp_path / "a")
+    a = build(tmp_path / "a", num_proc=2)  # shards as rows files (not streams)
     shard_dir = dataset.work_dir(tmp_path / "a") / "shards"
     metas = sorted(shard_dir.glob("*.meta"))
     assert metas and all("line_bytes" in json.loads(line) for p in metas for line in p.read_text().splitlines())
@@ -103,12 +104,85 @@ def test_merge_finds_rows_by_their_meta_lengths_or_by_newlines_in_shards_without
     rows.write_bytes(rows.read_bytes() + b'{"id": "extra"}\n')
     with pytest.raises(InputError, match="not written by ledgerlm synth"):
         dataset.merge(tmp_path / "c", [tmp_path / "a"])
-    build(tmp_path / "d")
+    build(tmp_path / "d", num_proc=2)
     shard_dir = dataset.work_dir(tmp_path / "d") / "shards"
     rows = sorted(shard_dir.glob("*.meta"))[0].with_suffix(".jsonl")
     rows.write_bytes(rows.read_bytes() + b'{"id": "extra"}\n')  # lengths listed: the file no longer matches them
     with pytest.raises(InputError, match="its meta file lists"):
         dataset.merge(tmp_path / "e", [tmp_path / "d"])
+
+
+def test_pieces_are_written_whole_after_a_short_writev(tmp_path, monkeypatch):
+    pieces = [b"a" * 10, b"", b"b" * 3, b"c" * 7] * 600  # more than one writev call's worth of buffers
+    if hasattr(os, "writev"):
+        def short(fd, chunk):  # the kernel took only the first buffer
+            return os.write(fd, chunk[0])
+        monkeypatch.setattr(shards.os, "writev", short)
+    shards._atomic_write(tmp_path / "x", pieces)
+    assert (tmp_path / "x").read_bytes() == b"".join(pieces)
+
+
+def _failing_at(slot_fail: int):
+    def slot_fn(slot, stats):
+        if slot == slot_fail:
+            raise RuntimeError("killed")
+        return fake_slot(slot, stats)
+    return slot_fn
+
+
+def test_one_process_writes_streams_that_become_the_split_files(tmp_path):
+    """One process: shards in final form (streams), the split files are the streams linked, not copied; the bytes
+    equal shards written as rows files (2 processes) and merged by copying."""
+    one, two = build(tmp_path / "one"), build(tmp_path / "two", num_proc=2)
+    assert one == two
+    work = dataset.work_dir(tmp_path / "one")
+    assert not list((work / "shards").glob("shard-0*.jsonl"))  # no rows file per shard
+    for split in shards.SPLITS:
+        published, stream = tmp_path / "one" / f"{split}.jsonl", shards.stream_path(work, split)
+        assert os.stat(published).st_ino == os.stat(stream).st_ino
+    dataset.merge(tmp_path / "again", [work])  # merged again from the work dir: the same bytes
+    assert sha(tmp_path / "again") == one
+    for k in range(4, 8):  # shards 0-3 from the streams, 4-7 from the rows files of the 2-process run
+        (work / "shards" / f"shard-{k:05d}.done").unlink()
+    dataset.merge(tmp_path / "mixed", [work, dataset.work_dir(tmp_path / "two")])
+    assert sha(tmp_path / "mixed") == one
+
+
+def test_a_killed_stream_run_resumes_to_the_same_bytes_and_never_changes_a_published_file(tmp_path):
+    reference = build(tmp_path / "ref")
+    out = tmp_path / "r"
+    with pytest.raises(RuntimeError, match="killed"):
+        dataset.generate(out, FP, _failing_at(30), num_slots=60, shard_size=8, progress=False)
+    work = dataset.work_dir(out)
+    done = sorted(p.name for p in (work / "shards").glob("*.done"))
+    assert done == [f"shard-{k:05d}.done" for k in range(3)]
+    with open(shards.stream_path(work, "train"), "ab") as f:
+        f.write(b'{"id": "half a row written before the kill' * 10_000)  # killed after appending, before the marker
+    dataset.generate(out, FP, fake_slot, num_slots=60, shard_size=8, progress=False)
+    dataset.merge(out, [out])
+    assert sha(out) == reference
+    for split in shards.SPLITS:  # the streams were cut back: each is exactly its split file
+        assert os.stat(out / f"{split}.jsonl").st_ino == os.stat(shards.stream_path(work, split)).st_ino
+    # the published files are the streams: a rerun that has to redo a shard copies a stream before changing it
+    published = {s: (out / f"{s}.jsonl").read_bytes() for s in shards.SPLITS}
+    (work / "shards" / "shard-00007.done").unlink()
+    with pytest.raises(RuntimeError, match="killed"):  # killed again, after the streams were cut back to shard 6
+        dataset.generate(out, FP, _failing_at(58), num_slots=60, shard_size=8, progress=False)
+    assert {s: (out / f"{s}.jsonl").read_bytes() for s in shards.SPLITS} == published
+    dataset.generate(out, FP, fake_slot, num_slots=60, shard_size=8, progress=False)
+    dataset.merge(out, [out])
+    assert sha(out) == reference
+
+
+def test_stream_shards_then_more_processes_merge_to_the_same_bytes(tmp_path):
+    reference = build(tmp_path / "ref")
+    out = tmp_path / "m"
+    with pytest.raises(RuntimeError, match="killed"):
+        dataset.generate(out, FP, _failing_at(45), num_slots=60, shard_size=8, progress=False)
+    assert len(list((dataset.work_dir(out) / "shards").glob("*.done"))) == 5  # stream shards 0-4
+    dataset.generate(out, FP, fake_slot, num_slots=60, shard_size=8, num_proc=2, progress=False)  # rows files 5-7
+    dataset.merge(out, [out])
+    assert sha(out) == reference
 
 
 def test_shard_jobs_then_merge_equal_one_run(tmp_path):

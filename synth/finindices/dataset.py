@@ -160,7 +160,8 @@ def merge(out: Path, dirs: list[Path], shard_files: Iterable[Path] | None = None
     num_slots = n_slots(config["num"], variants)
     files = shards.find_shards(dirs, num_slots, config["shard_size"]) if shard_files is None else shard_files
     stats, counts = Stats(), Counts()
-    shards.write_splits(out, shards.merged_rows(files, signature, stats), counts.add)
+    with shards.Streams() as streams:
+        shards.write_splits(out, shards.merged_rows(files, signature, stats, streams), counts.add, streams)
     manifest_text = build_manifest(config, counts, stats, {"slots": num_slots, "shards": shards.n_shards(num_slots, config["shard_size"]),
                                                            "tokenizer": config.get("tokenizer")})
     (out / "manifest.json").write_text(manifest_text, encoding="utf-8")

@@ -10,6 +10,14 @@ drops duplicate signatures (the earliest slot wins) and writes each split file a
 A run that fails before any shard is done leaves nothing (`discard_failed_start`: run.json and
 shards/ are removed), and a leftover run.json with no finished shard (a start killed with SIGKILL)
 is replaced, so a corrected rerun starts clean instead of refusing a "different config".
+
+One process, one job (`--num-proc 1`, no `--shard`): shards are written in their final form instead (`StreamWriter`):
+each shard's rows, duplicates already dropped, are appended to three streams (`shards/shard-stream-SPLIT.jsonl`)
+and its done marker records the streams' ends, so a rerun truncates them to the last finished shard and goes on;
+its meta lines say where each row went (`at`). The merge then finds every row of train/dev/test already in place:
+it links the streams as the split files (no byte copied) whenever a split is exactly its stream, and copies spans
+otherwise (a merge across folders, or a run resumed with more processes); the bytes are those of the classic merge.
+A stream a published split file shares is copied before a resumed run changes it.
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ from typing import Callable, Iterator
 from ledgerlm.contracts import Sample, dumps, dumps_lines, line_pieces
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices.pipeline import Stats
+from ledgerlm.synth.finindices.split import signature
 
 SPLITS = ("train", "dev", "test")
 SlotFn = Callable[[int, Stats], list[dict]]  # slot index -> kept samples (drops counted into Stats); may offer .many(range, stats)
@@ -69,7 +78,7 @@ def _atomic_write(path: Path, text: str | bytes | list[bytes]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb", buffering=0) as f:
         if isinstance(text, list):
-            _write_pieces(f, text)
+            _write_pieces(f.fileno(), text)
         else:
             f.write(text.encode("utf-8") if isinstance(text, str) else text)
     os.replace(tmp, path)  # atomic: a killed process leaves the old file or none, never half a file
@@ -78,13 +87,14 @@ def _atomic_write(path: Path, text: str | bytes | list[bytes]) -> None:
 _IOV_MAX = 1024  # buffers per writev call (POSIX guarantees at least 16; Linux allows 1024)
 
 
-def _write_pieces(f, pieces: list[bytes]) -> None:
-    """Write `pieces` in order to the unbuffered file `f`: `os.writev` where there is one (the kernel gathers them: no
+def _write_pieces(fd: int, pieces: list[bytes]) -> None:
+    """Write `pieces` in order at the file descriptor `fd`: `os.writev` where there is one (the kernel gathers them: no
     copy of a whole shard into one bytes object first), each call's short write finished by plain writes."""
     if not hasattr(os, "writev"):
-        f.write(b"".join(pieces))
+        data = memoryview(b"".join(pieces))
+        while data:
+            data = data[os.write(fd, data):]
         return
-    fd = f.fileno()
     for i in range(0, len(pieces), _IOV_MAX):
         chunk = pieces[i:i + _IOV_MAX]
         done = os.writev(fd, chunk)
@@ -132,11 +142,18 @@ def encoded_lines(rows: list[dict]) -> tuple[list[bytes], bytes]:
     one per line: a JSON line never holds a raw newline, so b"\n" separates rows. The dataset lines come as the pieces
     of `contracts.line_pieces` (written with `os.writev`, never joined). A checked row is dumped as it is:
     `Sample.from_dict(row).to_dict()` is the same keys in the same order, holding the same objects."""
+    pieces, sizes, _ = _checked_pieces(rows)
+    return pieces, dumps_lines([_meta(row, size) for row, size in zip(rows, sizes)], whole=True)
+
+
+def _checked_pieces(rows: list[dict]) -> tuple[list[bytes], list[int], list[int]]:
+    """The rows checked against contract 4, then their lines as `contracts.line_pieces` with each line's byte length
+    and the index after its last piece."""
     for row in rows:
         Sample.from_dict(row, f"generated sample {row.get('id')!r}")
     sizes: list[int] = []
-    pieces = line_pieces(rows, sizes=sizes)
-    return pieces, dumps_lines([_meta(row, size) for row, size in zip(rows, sizes)], whole=True)
+    ends: list[int] = []
+    return line_pieces(rows, sizes=sizes, ends=ends), sizes, ends
 
 
 def write_part(out: Path, k: int, name: str, lines: bytes | list[bytes], metas: bytes) -> str:
@@ -164,10 +181,49 @@ def clear_parts(out: Path, k: int) -> None:
 Span = tuple[int, int, int]  # a row line in a shard file: (open file descriptor, byte offset, byte length)
 
 
-def shard_rows(rows_path: Path) -> Iterator[tuple[Span, dict]]:
-    """(row span, meta) of a finished shard in slot order: its one rows file, or its workers' parts put
-    back in slot order (a slot's rows keep their order). A span is valid until the next shard's rows are asked for:
+class Streams:
+    """The streams a merge reads, each opened once (read-only) for the whole merge: path -> fd and fd -> path."""
+
+    def __init__(self):
+        self.fds: dict[Path, int] = {}
+        self.paths: dict[int, Path] = {}
+
+    def fd(self, path: Path) -> int:
+        if path not in self.fds:
+            fd = self.fds[path] = os.open(path, os.O_RDONLY)
+            self.paths[fd] = path
+        return self.fds[path]
+
+    def close(self) -> None:
+        for fd in self.paths:
+            os.close(fd)
+        self.fds, self.paths = {}, {}
+
+    def __enter__(self) -> "Streams":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def shard_rows(rows_path: Path, streams: Streams | None = None) -> Iterator[tuple[Span | None, dict]]:
+    """(row span, meta) of a finished shard in slot order: its one rows file, its workers' parts put back in slot
+    order (a slot's rows keep their order), or its rows in the streams (span None: a row dropped as a duplicate when
+    it was written). A span is valid until the next shard's rows are asked for (a stream's: while `streams` is open):
     the merge copies each row from its file without reading it into this process (`write_splits`)."""
+    ends = _stream_ends(rows_path.with_suffix(".done"))
+    if ends is not None:
+        if streams is None:
+            raise ValueError("shard_rows: a stream shard needs the merge's Streams")
+        out = rows_path.parent.parent
+        fds = {split: streams.fd(stream_path(out, split)) for split in ends}
+        for meta in _read_metas(rows_path.with_suffix(".meta")):
+            at = meta["at"]
+            if at is not None and at + meta["line_bytes"] > ends[meta["split"]]:
+                raise InputError(f"meta of {meta.get('id')!r} points past its stream's recorded end (not written by "
+                                 "ledgerlm synth?)", path=str(rows_path.with_suffix(".meta")))
+            yield (None if at is None else (fds[meta["split"]], at, meta["line_bytes"])), meta
+        return
     index = rows_path.with_suffix(".parts.json")
     parts = json.loads(index.read_text(encoding="utf-8")) if index.is_file() else [{"file": rows_path.name, "slots": None}]
     with contextlib.ExitStack() as files:
@@ -252,6 +308,22 @@ def copy_span(span: Span, dst: int) -> None:
 _KERNEL_COPY = hasattr(os, "copy_file_range")
 
 
+def _finish_split(tmp: Path, stream: Path, fd: int, size: int) -> None:
+    """The split file `tmp` as the first `size` bytes of `stream` (open at `fd`): a hard link to it when that is all of
+    it (no byte copied; the stream is never written again: a resumed run copies it first, `StreamWriter`), else, or
+    where links fail (another file system), a copy."""
+    opened, named = os.fstat(fd), os.stat(stream)
+    if opened.st_size == size and (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino):
+        tmp.unlink()
+        try:
+            os.link(stream, tmp)
+            return
+        except OSError:
+            pass
+    with open(tmp, "wb", buffering=0) as f:
+        copy_span((fd, 0, size), f.fileno())
+
+
 def write_shard(out: Path, k: int, lines: bytes | list[bytes], metas: bytes, stats: Stats) -> None:
     """Shard k's rows, meta sidecar (both UTF-8, a line each) and stats, each written atomically, then its completion marker."""
     rows_path = _paths(out, k)[0]
@@ -260,11 +332,100 @@ def write_shard(out: Path, k: int, lines: bytes | list[bytes], metas: bytes, sta
     _mark_done(out, k, stats)
 
 
-def _mark_done(out: Path, k: int, stats: Stats) -> None:
-    """Shard k's stats, then its completion marker: written last, once the shard's rows are in place."""
+def _mark_done(out: Path, k: int, stats: Stats, marker: str = "") -> None:
+    """Shard k's stats, then its completion marker (empty, or a stream shard's stream ends): written last, once the
+    shard's rows are in place."""
     _, stats_path, done_path = _paths(out, k)
     _atomic_write(stats_path, json.dumps(stats.as_dict(), sort_keys=True) + "\n")
-    _atomic_write(done_path, "")
+    _atomic_write(done_path, marker)
+
+
+def stream_path(out: Path, split: str) -> Path:
+    """The stream of `split` in work dir `out` (a shard-* name: removed with the shards of a failed start)."""
+    return out / "shards" / f"shard-stream-{split}.jsonl"
+
+
+def _stream_ends(done_path: Path) -> dict[str, int] | None:
+    """A stream shard's done marker: the byte length of each split's stream once it was written; None: a classic shard."""
+    text = done_path.read_text(encoding="utf-8")
+    return json.loads(text)["streams"] if text.strip() else None
+
+
+class StreamWriter:
+    """Shards written in final form by one process in shard order (module docstring). Made for a job whose finished
+    shards are exactly the first ones and all stream shards (`for_pending`, else None): the signatures of their rows
+    are read back from their metas and each stream is cut to the ends the last of them recorded."""
+
+    def __init__(self, out: Path, done: int):
+        self.out, self.seen, self.fds = out, set(), {}
+        ends = _stream_ends(_paths(out, done - 1)[2]) if done else {}
+        self.ends = {s: ends.get(s, 0) for s in SPLITS}
+        for k in range(done):
+            self.seen.update(map(signature, _read_metas(_paths(out, k)[0].with_suffix(".meta"))))
+        try:
+            for split in SPLITS:
+                path = stream_path(out, split)
+                if path.exists() and os.stat(path).st_nlink > 1:
+                    _unshare(path, self.ends[split])  # a published split file is this stream: leave it as it is
+                fd = self.fds[split] = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666)  # open()'s mode: as a copied split
+                if os.fstat(fd).st_size < self.ends[split]:
+                    raise InputError(f"stream {path.name} is shorter than its last finished shard recorded "
+                                     "(changed outside ledgerlm synth?); use a new --out", path=str(path))
+                os.ftruncate(fd, self.ends[split])  # what a killed run appended after its last finished shard
+                os.lseek(fd, self.ends[split], os.SEEK_SET)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def for_pending(cls, out: Path, todo: list[int], total: int) -> "StreamWriter | None":
+        if not todo or todo != list(range(todo[0], total)):
+            return None
+        if any(_stream_ends(_paths(out, k)[2]) is None for k in range(todo[0])):
+            return None  # shards of a classic run: go on as it did
+        return cls(out, todo[0])
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+    def run_shard(self, k: int, n_slots: int, shard_size: int, slot_fn: SlotFn) -> Stats:
+        """Shard k generated, its new rows appended to the streams, its metas, stats and done marker written."""
+        stats = Stats()
+        rows = _shard_rows(slot_fn, shard_slots(k, n_slots, shard_size), stats)
+        pieces, sizes, ends = _checked_pieces(rows)
+        metas, out, start = [], {s: [] for s in SPLITS}, 0
+        for row, size, end in zip(rows, sizes, ends):
+            meta = _meta(row, size)
+            sig = signature(meta)
+            if sig in self.seen:  # the merge drops it too (the earlier row is in an earlier shard or this one)
+                meta["at"] = None
+            else:
+                self.seen.add(sig)
+                split = meta["split"]
+                if split not in out:
+                    raise InputError(f"generated sample {row.get('id')!r}: split {split!r} is not one of {list(SPLITS)}",
+                                     field="split")
+                meta["at"] = self.ends[split]
+                self.ends[split] += size
+                out[split] += pieces[start:end]
+            metas.append(meta)
+            start = end
+        for split, written in out.items():
+            if written:
+                _write_pieces(self.fds[split], written)
+        _atomic_write(_paths(self.out, k)[0].with_suffix(".meta"), dumps_lines(metas, whole=True))
+        _mark_done(self.out, k, stats, json.dumps({"streams": self.ends}) + "\n")
+        return stats
+
+
+def _unshare(path: Path, size: int) -> None:
+    """Replace the file `path` by a copy of its first `size` bytes (the old file stays as it is under its other names)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(path, "rb") as src, open(tmp, "wb", buffering=0) as dst:
+        copy_span((src.fileno(), 0, size), dst.fileno())
+    os.replace(tmp, path)
 
 
 def _worker(args: tuple) -> tuple[int, dict]:
@@ -317,10 +478,18 @@ def _run_shards(out: Path, slot_fn: SlotFn, n_slots: int, shard_size: int, *, nu
     global _SLOT_FN
     todo = pending_shards(out, n_slots, shard_size, select)
     if num_proc <= 1 or len(todo) <= 1:
-        for k in todo:
-            stats = run_shard(out, k, n_slots, shard_size, slot_fn)
-            if on_done:
-                on_done(k, stats)
+        streams = StreamWriter.for_pending(out, todo, n_shards(n_slots, shard_size)) if select == (0, 1) else None
+        try:
+            for k in todo:
+                if streams:
+                    stats = streams.run_shard(k, n_slots, shard_size, slot_fn)
+                else:
+                    stats = run_shard(out, k, n_slots, shard_size, slot_fn)
+                if on_done:
+                    on_done(k, stats)
+        finally:
+            if streams:
+                streams.close()
         return
     if affine_run is not None and getattr(slot_fn, "affinity", None) is not None:
         affine_run(out, slot_fn, todo, n_slots, shard_size, num_proc, on_done)  # company-affine workers (affine.py)
@@ -346,31 +515,54 @@ def find_shards(dirs: list[Path], n_slots: int, shard_size: int) -> list[Path]:
     return found
 
 
-def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stats: Stats) -> Iterator[tuple[dict, Span]]:
+def merged_rows(rows_files: list[Path], signature: Callable[[dict], tuple], stats: Stats,
+                streams: Streams | None = None) -> Iterator[tuple[dict, Span]]:
     """(meta, row span, copied verbatim) of every shard in order, first occurrence of each signature only (drops
-    counted as `duplicate`)."""
+    counted as `duplicate`). `streams`: where the streams of stream shards are opened (the caller closes it)."""
     seen = set()
     for path in rows_files:
         stats.add(Stats.from_dict(json.loads(path.with_name(path.name.replace(".jsonl", ".stats.json")).read_text())))
-        for span, meta in shard_rows(path):
+        for span, meta in shard_rows(path, streams):
             sig = signature(meta)
             if sig in seen:
                 stats.kept -= 1
                 stats.drop("duplicate")
                 continue
+            if span is None:
+                raise InputError(f"row {meta.get('id')!r} was dropped as a duplicate when written but no earlier row "
+                                 "here has its signature (shards of different runs?)", path=str(path))
             seen.add(sig)
             yield meta, span
 
 
-def write_splits(out: Path, rows: Iterator[tuple[dict, Span]], on_row: Callable[[dict], None]) -> None:
+def write_splits(out: Path, rows: Iterator[tuple[dict, Span]], on_row: Callable[[dict], None],
+                 streams: Streams | None = None) -> None:
     """Copy rows (spans of shard files, `copy_span`) into train/dev/test.jsonl (temp files renamed at the end, so a
-    kill leaves no half file)."""
+    kill leaves no half file). A split whose rows are one stream of `streams` from its first byte to its last is that
+    stream, linked (`_finish_split`): while its rows continue a stream nothing is copied; the first row that does not
+    copies the stream's part so far and the split is copied from then on."""
     out.mkdir(parents=True, exist_ok=True)
     handles = {s: open(out / f"{s}.jsonl.tmp", "wb", buffering=0) for s in SPLITS}  # unbuffered: written by fd
+    linkable = streams.paths if streams is not None else {}
+    runs: dict[str, list | None] = {s: [None, 0] for s in SPLITS}  # split -> [stream fd, its bytes so far]; None: copied
     try:
         for meta, span in rows:
             on_row(meta)
-            copy_span(span, handles[meta["split"]].fileno())
+            split = meta["split"]
+            run = runs[split]
+            if run is not None:
+                fd, offset, length = span
+                if offset == run[1] and (fd == run[0] or (run[0] is None and fd in linkable)):
+                    run[0], run[1] = fd, offset + length
+                    continue
+                if run[1]:
+                    copy_span((run[0], 0, run[1]), handles[split].fileno())
+                runs[split] = None
+            copy_span(span, handles[split].fileno())
+        for split, run in runs.items():
+            if run is not None and run[1]:
+                handles[split].close()
+                _finish_split(out / f"{split}.jsonl.tmp", linkable[run[0]], run[0], run[1])
     except BaseException:
         for s, f in handles.items():
             f.close()
