@@ -79,7 +79,8 @@ replayed (/tmp scripts, each a fresh counter over the same calls, interleaved): 
   may touch a non-ASCII character that is not \\p{N} (a CJK ideograph, fullwidth punctuation: "2008财年（FY2008）"):
   only a \\p{N} character can join a digit run, so each run holding an ASCII digit is still ASCII digits alone
   (`_digits_apart_text`: a character that Python's Unicode database calls N*, C* or does not know keeps the text on
-  the str path). Cuts over bytes: after a newline, before a byte that is not ASCII whitespace or `/` and that does
+  the str path). It is checked on the lines not found in the memo only: whether (2) holds is a property of a text's
+  zeros (digits and non-ASCII characters stay in place) and every bytes key is the zeros of a text it holds for. Cuts over bytes: after a newline, before a byte that is not ASCII whitespace or `/` and that does
   not start a non-ASCII whitespace character (all of them start with c2, e1, e2 or e3): each such cut is one of
   `_NL_LINES` at the same character (`_NL_LINES_BYTES`; some of its cuts, before such characters, are not made).
   FIGURES only look at ASCII characters, so over bytes they cut at the same places. The text between blocks keeps
@@ -529,39 +530,45 @@ class TokenCounter:
     def _count_new_text(self, text: str) -> int:
         """`_count_segments` for a block or statement rendering seen for the first time, whose lines are mostly new
         as text but not as "digits as zeros" (a table at another period or scale): the lines of its UTF-8 bytes
-        with digits as zeros are looked up (module docstring, "Lines as bytes"), where that rule holds."""
-        if self._zero_figure_split is not None:
-            raw = text.encode()
-            if (text.isascii() or _digits_apart_text(text, raw)) and not (self._figure_guard and any(h in text for h in self._figure_guard)):
-                return self._count_zero_lines(raw.translate(_ZERO_DIGITS))
+        with digits as zeros are looked up (module docstring, "Lines as bytes")."""
+        if self._zero_figure_split is not None and not (self._figure_guard and any(h in text for h in self._figure_guard)):
+            n = self._count_zero_lines(text.encode().translate(_ZERO_DIGITS))
+            if n is not None:
+                return n
         return self._count_str_lines(text)
 
     def _count_new_line(self, line: str) -> int:
         """`count(line)` for a line not memoised: where "Digits as zeros" holds (module docstring), the count of the
         line with each ASCII digit written as 0 (memoised under those bytes: a table row at another period or scale,
-        the same sentence about another year), else `_count_line`."""
+        the same sentence about another year; counted from its pieces as zeros), else `_count_line`."""
         if not self._zeros:
             return self._count_line(line)
         raw = line.encode()
         key = raw.translate(_ZERO_DIGITS)
-        if key == raw or not (line.isascii() or _digits_apart(raw)):
+        if key == raw or not (line.isascii() or _digits_apart_text(line, raw)):
             return self._count_line(line)  # no digit but 0 (nothing to share), or a digit next to a non-ASCII character
         if self._figure_guard and any(head in line for head in self._figure_guard):
             return self._count_line(line)  # maybe an added token that holds a digit
         n = self._memo.get(key)
         if n is None and self._old:
             n = self._recall(key)
-        return self._remember(key, self._count_line(line), len(key)) if n is None else n
+        return self._remember(key, self._count_zero_line(key), len(key)) if n is None else n  # its pieces as zeros too
 
-    def _count_zero_lines(self, zeros: bytes) -> int:
-        """`count(text)` from `zeros`, the UTF-8 bytes of `text` with each ASCII digit written as 0 where "Digits as
-        zeros" holds for the whole text (module docstring, "Lines as bytes"): the sum of its lines' memoised counts."""
+    def _count_zero_lines(self, zeros: bytes) -> int | None:
+        """`count(text)` from `zeros`, the UTF-8 bytes of `text` with each ASCII digit written as 0 (module docstring,
+        "Lines as bytes"): the sum of its lines' memoised counts; None when a line breaks "Digits as zeros" (2). Only
+        a line not in the memo is checked: (2) holds for a text exactly when it holds for its zeros (the digits and
+        the non-ASCII characters stay where they are), and every bytes key in the memo is the zeros of a text (2)
+        holds for (a line or a piece of one), so a line found there satisfies (2) too."""
         total, memo = 0, self._memo
-        for line in _NL_LINES_BYTES.findall(zeros):
+        lines = _NL_LINES_BYTES.findall(zeros)
+        for line in lines:
             n = memo.get(line)
             if n is None:
                 n = self._recall(line) if self._old else None
                 if n is None:
+                    if not (_digits_apart(line) or _digits_apart_text(line.decode(), line)):
+                        return None  # a digit beside a non-ASCII \p{N} (or unknown) character: the text is counted as str
                     n = self._remember(line, self._count_zero_line(line), len(line))
             total += n
         return total
@@ -569,7 +576,7 @@ class TokenCounter:
     def _count_zero_line(self, line: bytes) -> int:
         """`count(line.decode())` for a line of `_count_zero_lines` not seen yet, as the sum of its pieces' counts
         where FIGURES cuts it (a row label with its markup, a figure as zeros), as `_count_line` does."""
-        if b"\r" in line or line.find(b"\n", 0, len(line) - 1) >= 0:
+        if self._zero_figure_split is None or b"\r" in line or line.find(b"\n", 0, len(line) - 1) >= 0:
             return self.count(line.decode())  # several lines held together (cuts not provable between them): whole
         total, memo = 0, self._memo
         for piece in self._zero_figure_split(line):
