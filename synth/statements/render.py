@@ -216,16 +216,16 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     rows = _rows(stmt, scale, language) if rows is None else rows
     if fmt == "html":
         attrs = " ".join(f'data-{k}="{html.escape(str(stmt.get(k, "")))}"' for k in ("company", "period", "statement", "scope", "unit"))
-        body = "\n".join(f"    <tr><td>{_html_escape(label)}</td><td>{value}</td></tr>" for label, value in rows)
+        body = "\n".join([f"    <tr><td>{_html_escape(label)}</td><td>{value}</td></tr>" for label, value in rows])
         return (f'<table {attrs} data-scale="{scale}">\n  <caption>{html.escape(title)} {html.escape(units)}</caption>\n'
                 f"  <thead><tr><th>{item_word}</th><th>{html.escape(period)}</th></tr></thead>\n  <tbody>\n{body}\n  </tbody>\n</table>")
     if fmt == "latex":
         esc = _latex_escape
-        body = "\n".join(f"{esc(label)} & {value} \\\\" for label, value in rows)
+        body = "\n".join([f"{esc(label)} & {value} \\\\" for label, value in rows])
         return (f"\\begin{{table}}[h]\n\\caption{{{esc(title)} {esc(units)}}}\n\\begin{{tabular}}{{lr}}\n\\toprule\n"
                 f"{item_word} & {esc(period)} \\\\\n\\midrule\n{body}\n\\bottomrule\n\\end{{tabular}}\n\\end{{table}}")
     if fmt == "markdown":
-        body = "\n".join(f"| {label.replace('|', '/')} | {value} |" for label, value in rows)
+        body = "\n".join([f"| {label.replace('|', '/')} | {value} |" for label, value in rows])
         return f"**{title}**\n\n{units}\n\n| {item_word} | {period} |\n|---|---:|\n{body}"
     if fmt == "text":
         width = max([len(item_word)] + [len(label) for label, _ in rows])
@@ -240,7 +240,9 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     for (label, _), item in zip(rows, stmt["items"]):
         value = item.get("value")
         if value is not None and shown_scaled(item.get("concept", "")):
-            value = round(value / scale, 6)
+            value = value / scale
+            if type(value) is not float or not value.is_integer():  # a whole float is its own rounding
+                value = round(value, 6)
         lines.append(f"({_repr(label)}{middle}{value!r})")
     return "\n".join(lines)
 
