@@ -169,3 +169,34 @@ def test_token_cap_drops_with_a_named_reason():
     assert [r for slot in range(3) for r in builder.slot(slot, stats)] == []
     assert stats.drops["over_token_cap"] + stats.drops.get("no_derivable_target", 0) \
         + stats.drops.get("no_hint_nonstandard_convention", 0) == 6 and stats.drops["over_token_cap"] > 0
+
+
+def test_a_table_computes_its_first_period_first():
+    """draw_target computes a table's first-period column before the rest (a failing table most often fails there,
+    so it computes fewer values it never uses); the rows are those of any order (same bytes, checked by the
+    replay runs), and a table item still holds every value, index by index."""
+    import random
+
+    from ledgerlm.synth.finindices.config import AXES
+    from ledgerlm.synth.finindices.contexts import Builder
+
+    builder = Builder.from_config(SynthConfig(seed=5, companies=["AAPL", "NVDA"]))
+    asked = []
+    compute_value = builder.value
+    builder.value = lambda company, index_id, period: asked.append((index_id, period)) or compute_value(company, index_id, period)
+    tables = failed = 0
+    for slot in range(60):
+        rng = random.Random(slot)
+        del asked[:]
+        try:
+            item = builder.draw_target(rng, "table", AXES[slot % len(AXES)])
+        except Exception:
+            failed += bool(asked)
+            continue
+        ids = [ix.id for ix in item.indices]
+        if len(ids) > 1 and len(item.periods) > 1:
+            tables += 1
+            assert asked[:len(ids)] == [(i, item.periods[0]) for i in ids]
+            assert asked[len(ids):] == [(i, p) for i in ids for p in item.periods]
+            assert [[v.index_id for v in row] for row in item.values] == [[i] * len(item.periods) for i in ids]
+    assert tables >= 5

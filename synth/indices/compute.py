@@ -36,6 +36,7 @@ from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Node, Num
 from ledgerlm.synth.indices.registry import Registry, accounting_standard, check_applicable, load_registry
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
+from ledgerlm.synth.statements.store import forget_frames, fresh_copy
 from ledgerlm.synth.statements.taxonomy import concept_info
 
 INSUFFICIENT = "Insufficient information"
@@ -216,7 +217,11 @@ class _Evaluator:
         rec = memo.get(key)
         if rec is None:
             rec = memo[key] = self._record(ast, p, basis)
-        if rec is _FAILS or not self.memo.keys().isdisjoint(rec.memo.keys()):  # (two views: the smaller one is scanned)
+        if rec is _FAILS:
+            return self.eval(ast, p, basis)
+        failed = type(rec) is _Failed
+        error, rec = (rec.error, rec.state) if failed else (None, rec)
+        if not self.memo.keys().isdisjoint(rec.memo.keys()):  # (two views: the smaller one is scanned)
             return self.eval(ast, p, basis)
         self.trace += rec.trace
         for k, ref in rec.facts.items():
@@ -224,30 +229,52 @@ class _Evaluator:
         self.absent += rec.absent
         self.unit = self.unit or rec.unit
         self.memo.update(rec.memo)
+        if failed:
+            raise fresh_copy(error)
         return rec.memo[(ast.text, p.label, basis)]
 
     def _record(self, ast: Node, p: Period, basis: str):
-        """A fresh evaluation of `ast` (its trace, facts, absent lines, unit and memo), or _FAILS when it raises (errors
-        name the asking index, and what an error leaves behind is not replayed)."""
+        """A fresh evaluation of `ast` (its trace, facts, absent lines, unit and memo), or _FAILS when it raises an error
+        that names the asking index (an evaluation that raises NotDerivable or IndexUndefined, which name only the
+        company, the concept, the report or the formula, is recorded as `_Failed`: what it left behind up to the error,
+        and the error, replayed as a fresh evaluation in the asking one would leave and raise them: the nodes that raised
+        were never remembered, and they raise wherever they are evaluated)."""
         child = _Evaluator(self.store, self.company, self.scope, self.registry, self.index_id, self.recordings, self.readings)
         try:
             child.eval(ast, p, basis)
-        except LedgerError:
-            return _FAILS
+        except LedgerError as err:
+            if type(err) is not NotDerivable and type(err) is not IndexUndefined:
+                return _FAILS
+            child.registry = child.store = child.recordings = child.readings = None
+            return _Failed(child, forget_frames(err))
         child.registry = child.store = child.recordings = child.readings = None  # what is replayed, not what it was read from
         return child
 
     def _fact(self, concept: str, p: Period, basis: str) -> float:
         """Read a concept's value at (p, basis): its facts, the currency (the first non-per-share unit) and a trace
-        step. On a full store each reading is made once per (concept, period, basis) and kept in `readings` (the
-        store's remembered derivation, already in the form an evaluation adds); an error is not kept here (the store
-        remembers it and raises a copy)."""
+        step; a copy of the error when it is not derivable."""
+        reading = self._read(concept, p, basis)
+        if type(reading) is not tuple:
+            raise fresh_copy(reading)
+        return self._take(reading)
+
+    def _read(self, concept: str, p: Period, basis: str):
+        """The reading of a concept at (p, basis) (see `_reading`), or the LedgerError it gives (returned: never raise
+        it as is). On a full store each reading, or error, is made once per (concept, period, basis) and kept in
+        `readings` (the store's remembered derivation, already in the form an evaluation adds)."""
+        readings = self.readings
+        if readings is None:
+            got = self.store.shared_or_error(self.company, concept, p, self.scope, basis)
+            return got if isinstance(got, Exception) else _reading(got, concept, p.label, basis)
         key = (concept, p.label, basis)
-        reading = self.readings.get(key) if self.readings is not None else None
+        reading = readings.get(key)
         if reading is None:
-            reading = _reading(self.store.shared_value(self.company, concept, p, self.scope, basis), concept, p.label, basis)
-            if self.readings is not None:
-                self.readings[key] = reading
+            got = self.store.shared_or_error(self.company, concept, p, self.scope, basis)
+            reading = readings[key] = got if isinstance(got, Exception) else _reading(got, concept, p.label, basis)
+        return reading
+
+    def _take(self, reading: tuple) -> float:
+        """Add a reading's facts, unit and trace step to this evaluation; its value."""
         value, refs, unit, step = reading
         for k, ref in refs:
             self.facts.setdefault(k, ref)
@@ -284,7 +311,17 @@ class _Evaluator:
         return value
 
 
-_FAILS = object()  # a recorded sub-index evaluation that raised (see _Evaluator._index)
+_FAILS = object()  # a recorded sub-index evaluation that raised an error naming the asking index (see _Evaluator._index)
+
+
+class _Failed:
+    """A recorded sub-index evaluation that raised `error` (NotDerivable / IndexUndefined) after leaving `state` (the
+    child _Evaluator): replayed like a recording, then a copy of the error is raised (see _Evaluator._record)."""
+
+    __slots__ = ("state", "error")
+
+    def __init__(self, state: "_Evaluator", error: LedgerError):
+        self.state, self.error = state, error
 
 
 Step = Callable[[_Evaluator, Period, str], float]  # a compiled formula node: its value at (period, basis)
@@ -316,7 +353,8 @@ class _Steps:
         """The node's step: its value at (p, basis), computed once per evaluation (`_Evaluator.memo`)."""
         hit = self.by_text.get(node.text)
         if hit is None:
-            hit = self.by_text[node.text] = _memoised(node.text, self._compile(node))
+            run = self._compile(node)
+            hit = self.by_text[node.text] = run.run if isinstance(run, _Memoised) else _memoised(node.text, run)
         return hit
 
     def _compile(self, node: Node) -> Step:
@@ -334,7 +372,13 @@ class _Steps:
             return self._binop(node)
         raise TypeError(f"not a formula node: {node!r}")
 
+    def _is_fact(self, node: Node) -> bool:
+        """Is the node a concept read from the store (`_Evaluator._fact`)?"""
+        return isinstance(node, Name) and node.name not in _SPECIAL_NAMES and node.name not in self.registry
+
     def _name(self, name: str) -> Step:
+        if name not in _SPECIAL_NAMES and name not in self.registry:  # a concept: the memo lookup inlined (see `step`)
+            return _fact_step(name)
         if name == "days_in_period":
             return lambda ev, p, basis: float(30 * p.months)
         if name == "months_in_period":
@@ -370,6 +414,8 @@ class _Steps:
         (arg,) = args
         arg_text = node.args[0].text
         if f == "optional":
+            if self._is_fact(node.args[0]):
+                return _optional_fact(text, arg_text)
             return _optional(text, arg, arg_text)
         if f in ("begin", "end"):
             return lambda ev, p, basis: ev._calc(text, p, f, arg(ev, p, f))
@@ -388,6 +434,27 @@ class _Steps:
             shifted = _SHIFTED.get((f, p.label)) or _shifted(f, p, ev.index_id)
             return ev._calc(text, p, basis, arg(ev, shifted, basis), f"{arg_text} at {shifted.label}")
         return shift
+
+
+_SPECIAL_NAMES = frozenset({"days_in_period", "months_in_period", "interest_bearing_liabilities", "non_interest_bearing_liabilities"})
+
+
+class _Memoised:
+    """A step that memoises itself (`_Steps.step` does not wrap it in `_memoised`)."""
+
+    def __init__(self, run: Step):
+        self.run = run
+
+
+def _fact_step(name: str) -> _Memoised:
+    """A concept's step, memoised as `_memoised` does, in one frame (a fifth of a cold compute's steps read a fact)."""
+    def fact(ev: _Evaluator, p: Period, basis: str) -> float:
+        key = (name, p.label, basis)
+        hit = ev.memo.get(key)
+        if hit is None:
+            hit = ev.memo[key] = ev._fact(name, p, basis)
+        return hit
+    return _Memoised(fact)
 
 
 def _memoised(text: str, run: Step) -> Step:
@@ -412,6 +479,27 @@ def _optional(text: str, arg: Step, arg_text: str) -> Step:
             if err.concept and err.period:
                 ev.absent.append((err.concept, err.period))
             return ev._calc(text, p, basis, 0.0, f"{arg_text} is not shown in the {err.period} report: 0")
+    return optional
+
+
+def _optional_fact(text: str, name: str) -> Step:
+    """`_optional` of a concept: the store's error is looked at, not raised and caught (the lines it reads are mostly
+    not shown). The concept's own step is the memo lookup of (name, period, basis) and `_Evaluator._fact`, inlined."""
+    def optional(ev: _Evaluator, p: Period, basis: str) -> float:
+        key = (name, p.label, basis)
+        hit = ev.memo.get(key)
+        if hit is not None:
+            return hit
+        reading = ev._read(name, p, basis)
+        if type(reading) is tuple:
+            hit = ev.memo[key] = ev._take(reading)
+            return hit
+        if not isinstance(reading, NotDerivable) or reading.missing:
+            raise fresh_copy(reading)  # a report is absent: still not derivable
+        # the report is shown but has no such line (FactStore gives missing=[]): it counts as 0
+        if reading.concept and reading.period:
+            ev.absent.append((reading.concept, reading.period))
+        return ev._calc(text, p, basis, 0.0, f"{name} is not shown in the {reading.period} report: 0")
     return optional
 
 

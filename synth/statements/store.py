@@ -314,6 +314,25 @@ class FactStore(StoreViews):
             raise fresh_copy(hit)  # a copy: a remembered error that is raised keeps its latest traceback and every frame on it
         return hit
 
+    def shared_or_error(self, company: str, concept: str, p: Period, scope: str = "consolidated", basis: str = "end"):
+        """`shared_value`, with the LedgerError it would raise returned instead (the remembered one on the full store:
+        the caller raises a `fresh_copy`, never the object itself). compute() reads the lines a report may not show
+        (`optional(...)`: the debt and lease lines a dozen indices read) without raising and catching each time."""
+        if self._allowed is not None:
+            try:
+                return self._value(company, concept, p, scope, basis)
+            except LedgerError as err:
+                return forget_frames(err)
+        key = (company, concept, p.label, scope, basis)
+        hit = self._value_memo.get(key)
+        if hit is None:
+            try:
+                hit = self._value(company, concept, p, scope, basis)
+            except LedgerError as err:
+                hit = forget_frames(err)
+            self._value_memo[key] = hit
+        return hit
+
     def _value(self, company: str, concept: str, p: Period, scope: str, basis: str) -> Derived:
         statement, kind = _meta(concept)
         kind = kind or self.kind_of(concept, company)
