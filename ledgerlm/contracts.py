@@ -101,6 +101,38 @@ class Row:
     def from_dict(cls: type[R], data: Any, where: str = "") -> R:
         """The row `data` as this type; `where` ("file.jsonl line 3") goes into every error."""
         here = where or None
+        values, unknown = cls._values(data, here, None)
+        if cls.OPEN:
+            values["extra"] = {k: data[k] for k in unknown}
+        row = cls(**values)
+        row._keys = tuple(data)
+        row.check(here)
+        return row
+
+    @classmethod
+    def check_rows(cls, rows: Iterable[Any], where: Callable[[Any], str]) -> None:
+        """`from_dict`'s checks on every row of a batch (the same errors, `where(row)` naming the row), without keeping
+        the rows: a list or object that several rows hold (the same object: an item's variants share their provenance,
+        traps and periods) is checked once per call."""
+        checked: dict[tuple[str, int], Any] = {}  # (field, id) -> the value (held: no other object takes its id)
+        defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+        factories = {f.name: f.default_factory for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING}
+        for data in rows:
+            here = where(data) or None
+            values, unknown = cls._values(data, here, checked)
+            if cls.OPEN:
+                values["extra"] = {k: data[k] for k in unknown}
+            row = object.__new__(cls)  # the fields `cls(**values)` would set, without its per-field Python code
+            fields = row.__dict__
+            fields.update(defaults)
+            fields.update((name, make()) for name, make in factories.items() if name not in values)
+            fields.update(values)
+            row.check(here)
+
+    @classmethod
+    def _values(cls, data: Any, here: str | None, checked: dict | None) -> tuple[dict, list]:
+        """The contract fields of `data`, each checked (a list or dict in `checked` under its field and id: already
+        checked, then added), and its unknown keys; InputError naming `here` and the field on the first problem."""
         if not isinstance(data, dict):
             raise InputError(f"{cls.__name__}: a row must be a JSON object, not {_show(data)}", path=here)
         checkers = _checkers(cls)
@@ -115,16 +147,19 @@ class Row:
         for name, value in data.items():
             check = checkers.get(name)
             if check is not None:
-                problem = check(value)
-                if problem:
-                    raise InputError(_message(problem), path=here, field=name + problem[0])
+                if checked is not None and type(value) in (list, dict):
+                    key = (name, id(value))
+                    if key not in checked:
+                        problem = check(value)
+                        if problem:
+                            raise InputError(_message(problem), path=here, field=name + problem[0])
+                        checked[key] = value
+                else:
+                    problem = check(value)
+                    if problem:
+                        raise InputError(_message(problem), path=here, field=name + problem[0])
                 values[name] = value
-        if cls.OPEN:
-            values["extra"] = {k: data[k] for k in unknown}
-        row = cls(**values)
-        row._keys = tuple(data)
-        row.check(here)
-        return row
+        return values, unknown
 
     def check(self, where: str | None) -> None:
         """Rules across fields (subclasses); raise InputError naming `where` and the field."""

@@ -98,7 +98,7 @@ SAMPLE = {"id": "s1", "paradigm": "single", "axis": "domain", "hint": True, "ans
           "messages": [{"role": "user", "content": "Net margin of AAPL, FY2023?"}], "answer": 25.31, "solution": "…"}
 
 
-@pytest.mark.parametrize("change, field, says", [
+BAD_SAMPLE_FIELDS = [
     ({"extra_key": 1}, "extra_key", "not a field of Sample"),
     ({"id": None}, "id", "null is not a string"),
     ({"paradigm": "tables"}, "paradigm", "is not one of"),
@@ -118,7 +118,10 @@ SAMPLE = {"id": "s1", "paradigm": "single", "axis": "domain", "hint": True, "ans
     ({"answer": "n/a"}, "answer", "exactly 'Insufficient information'"),
     ({"answer": [[1.0]]}, "answer", "a single item's answer is one number"),
     ({"context_formats": ["pdf"]}, "context_formats[0]", "is not one of"),
-])
+]
+
+
+@pytest.mark.parametrize("change, field, says", BAD_SAMPLE_FIELDS)
 def test_bad_sample_fields_name_file_line_and_field(tmp_path, change, field, says):
     path = tmp_path / "test.jsonl"
     path.write_text(json.dumps(SAMPLE) + "\n\n" + json.dumps({**SAMPLE, **change}) + "\n", encoding="utf-8")
@@ -127,6 +130,39 @@ def test_bad_sample_fields_name_file_line_and_field(tmp_path, change, field, say
     message = str(err.value)
     assert f"{path} line 3" in message and f"field {field!r}" in message and says in message, message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("change, field, says", BAD_SAMPLE_FIELDS)
+def test_check_rows_raises_what_from_dict_raises_and_checks_a_shared_value_once(change, field, says, monkeypatch):
+    """A batch check (synth shards) names the same row and field as `from_dict`; a bad value several rows hold (the
+    same object) fails on the first of them, and a bad copy in a later row is still found."""
+    good = [dict(SAMPLE) for _ in range(3)]
+    Sample.check_rows(good, lambda row: "gen")
+    bad = {**SAMPLE, **change}
+    for rows in ([good[0], dict(bad), dict(bad)],  # the bad value shared by two rows
+                 [good[0], good[1], json.loads(json.dumps(bad))]):  # a fresh copy after rows that share the good ones
+        names = {id(row): f"gen row {i}" for i, row in enumerate(rows)}
+        with pytest.raises(InputError) as err:
+            Sample.check_rows(rows, lambda row: names[id(row)])
+        with pytest.raises(InputError) as expected:
+            Sample.from_dict(rows[1 if rows[1] is not good[1] else 2], f"gen row {1 if rows[1] is not good[1] else 2}")
+        assert str(err.value) == str(expected.value) and says in str(err.value) and f"field {field!r}" in str(err.value)
+
+
+def test_check_rows_checks_a_list_several_rows_share_once(monkeypatch):
+    from ledgerlm import contracts
+
+    provenance = [{"concept": "r", "period": "FY2023", "value": 1.0, "source": "x"}]
+    rows = [dict(SAMPLE, id=f"s{i}", provenance=provenance) for i in range(4)]
+    calls = []
+    checkers = dict(contracts._checkers(Sample))
+    inner = checkers["provenance"]
+    checkers["provenance"] = lambda value: calls.append(id(value)) or inner(value)
+    monkeypatch.setitem(contracts._CACHE, Sample, checkers)
+    Sample.check_rows(rows, lambda row: row["id"])
+    assert calls == [id(provenance)]
+    Sample.check_rows(rows + [dict(SAMPLE, id="s9", provenance=list(provenance))], lambda row: row["id"])
+    assert len(calls) == 3  # a new call checks again; an equal but separate list is checked on its own
 
 
 def test_missing_required_field_and_broken_lines(tmp_path):

@@ -149,8 +149,7 @@ def encoded_lines(rows: list[dict]) -> tuple[list[bytes], bytes]:
 def _checked_pieces(rows: list[dict]) -> tuple[list[bytes], list[int], list[int]]:
     """The rows checked against contract 4, then their lines as `contracts.line_pieces` with each line's byte length
     and the index after its last piece."""
-    for row in rows:
-        Sample.from_dict(row, f"generated sample {row.get('id')!r}")
+    Sample.check_rows(rows, lambda row: f"generated sample {row.get('id')!r}")
     sizes: list[int] = []
     ends: list[int] = []
     return line_pieces(rows, sizes=sizes, ends=ends), sizes, ends
