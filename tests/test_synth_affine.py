@@ -251,3 +251,41 @@ def test_draws_read_the_cache_summary_without_loading_stores(tmp_path, monkeypat
         store = b.stores[company]
         assert b.reports[company] == store.reports(company)
         assert b.stores.summary(company) == storecache.summary(store, company)
+
+
+def test_a_rerun_clears_worker_parts_of_the_shards_it_redoes_in_one_process(tmp_path):
+    """A killed run with workers leaves part files of unfinished shards; a rerun that redoes them without workers
+    (one process, or one shard left) removes them too: nothing unlisted stays beside the shards."""
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "resumed"
+    shard_dir = dataset.work_dir(out) / "shards"
+    shard_dir.mkdir(parents=True)
+    dataset.shards.check_run_file(dataset.work_dir(out), FP)
+    for suffix in ("jsonl", "meta"):
+        (shard_dir / f"shard-00003.part-1-4.{suffix}").write_text("left by a killed worker\n")
+    assert build(out, plain, 1) == one
+    assert not list(shard_dir.glob("*.part-*"))
+
+
+def test_workers_take_an_epoch_in_rotated_orders_and_a_shard_s_queued_tasks_together(tmp_path):
+    """Worker w starts each epoch but the last w/P of the way in, so slots moved to it mostly find their shard's own
+    task still queued; a worker then drafts the queued tasks of a shard in one pass and answers them at once."""
+
+    class Inbox(list):
+        put = list.append
+
+    state = affine._Run(tmp_path, FakeBuilder(affinity=lambda s: "AAA" if s % 2 else "BBB"), list(range(12)), 24, 2, 2, None)
+    state.inboxes = [Inbox(), Inbox()]
+    state.send_more()  # epochs 0 and 1 (shards 0-3, 4-7); the last one (8-11) is not rotated
+    order = [[m[1] for m in inbox if m[0] == "task"] for inbox in state.inboxes]
+    assert order == [[0, 1, 2, 3, 4, 5, 6, 7], [2, 3, 0, 1, 6, 7, 4, 5]]
+    state.send_more()
+    state.left[0] = state.left[1] = 0
+    state.send_more()
+    assert [m[1] for m in state.inboxes[1] if m[0] == "task"][-4:] == [8, 9, 10, 11]
+
+    from collections import deque
+    queue = deque([("task", 3, [7], False), ("task", 5, [11], False), ("task", 3, [(6, 1, "AAA")], True)])
+    items, covered = affine._coalesce(queue, 3, [(9, 2, "BBB")], 1)
+    assert items == [(9, 2, "BBB"), 7, (6, 1, "AAA")] and covered == 3 and list(queue) == [("task", 5, [11], False)]

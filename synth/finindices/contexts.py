@@ -12,6 +12,8 @@ items, on sharding or on the number of processes. Traps (recorded as {kind, deta
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
 import re
@@ -94,6 +96,16 @@ def _weights(weights: dict) -> tuple[list, list]:
     """The keys with weight > 0 in sorted order, and their weights: what a weighted draw picks from."""
     keys = sorted(k for k, w in weights.items() if w > 0)
     return keys, [weights[k] for k in keys]
+
+
+def _cumulative(keys: list, weights: list) -> tuple[list, float] | None:
+    """(cumulative weights, their total as a float) as `random.choices` computes them for `weights`, or None where
+    `choices` raises (no keys, a total that is not positive and finite): `Builder._opening` then calls it."""
+    if not keys or len(keys) != len(weights):
+        return None
+    cum_weights = list(itertools.accumulate(weights))
+    total = cum_weights[-1] + 0.0
+    return (cum_weights, total) if total > 0.0 and math.isfinite(total) else None
 
 
 def _runs(labels_by_key: list[tuple[tuple, str]], step) -> list[list[str]]:
@@ -298,10 +310,21 @@ class Builder:
         return [(slot_of[id(row)], row) for row in kept], moved
 
     def _opening(self, slot: int) -> tuple[random.Random, str, str]:
-        """Slot `slot`'s generator and its first two draws, paradigm and axis (drawn once per slot: the weights hold)."""
+        """Slot `slot`'s generator and its first two draws, paradigm and axis (drawn once per slot: the weights hold).
+        Each is `rng.choices(keys, weights=w)[0]` as `random.choices` computes it (one `random()` bisected into the
+        cumulative weights, `_cumulative`), with the cumulative weights summed once per run instead of on every call:
+        the opening runs for every slot in a worker and again in the parent of company-affine workers (`affinity`)."""
         rng = random.Random(f"{self.cfg.seed}:{slot}")
-        (paradigms, p_weights), (axes, a_weights) = self._openers
-        return rng, rng.choices(paradigms, weights=p_weights)[0], rng.choices(axes, weights=a_weights)[0]
+        cum = self.__dict__.get("_cum_openers")
+        if cum is None:
+            cum = self._cum_openers = [_cumulative(keys, weights) for keys, weights in self._openers]
+        ((paradigms, p_weights), (axes, a_weights)), (p_cum, a_cum) = self._openers, cum
+        # where `_cumulative` is None (nothing to draw from, weights `choices` refuses) `choices` raises its own error
+        paradigm = paradigms[bisect.bisect(p_cum[0], rng.random() * p_cum[1], 0, len(paradigms) - 1)] if p_cum else \
+            rng.choices(paradigms, weights=p_weights)[0]
+        axis = axes[bisect.bisect(a_cum[0], rng.random() * a_cum[1], 0, len(axes) - 1)] if a_cum else \
+            rng.choices(axes, weights=a_weights)[0]
+        return rng, paradigm, axis
 
     def affinity(self, slot: int) -> str:
         """The company whose values slot `slot` likely computes: a scheduling hint only. `--num-proc` gives each

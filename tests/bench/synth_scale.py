@@ -124,7 +124,7 @@ def trace_workers(affine, phases_path: str, launched: float) -> None:
     work = affine._work
 
     def traced(inbox, conn, me, out):
-        log = {"start": time.time() - launched, "waits": [], "sends": []}
+        log = {"start": time.time() - launched, "waits": [], "sends": [], "results": 0, "tasks": 0, "moved on": 0}
 
         class Inbox:
             def __getattr__(self, name):
@@ -142,6 +142,10 @@ def trace_workers(affine, phases_path: str, launched: float) -> None:
 
             def send(self, msg):
                 log["sends"].append(time.time() - launched)
+                if msg[0] == "part":  # one result: its tasks (queued tasks of a shard are answered together), moved slots
+                    log["results"] += 1
+                    log["tasks"] += msg[7] if len(msg) > 7 else 1
+                    log["moved on"] += len(msg[5])
                 conn.send(msg)
 
         try:
@@ -163,7 +167,8 @@ def timeline(wall: dict, total: float) -> str:
         mid = sum(b - a for a, b in waits[1:] if b <= last)  # blocked for a task between its first and last result (the last
         # epoch's moved slots going back and forth show here)
         parts.append(f"worker {w}: forked {log['start']:.2f}, first task {first:.2f}, last result {last:.2f}, idle before "
-                     f"its last result {mid:.2f}, idle at the end {log['end'] - last:.2f}, {log['cpu']:.2f} s CPU")
+                     f"its last result {mid:.2f}, idle at the end {log['end'] - last:.2f}, {log['cpu']:.2f} s CPU, "
+                     f"{log.get('results', 0)} results for {log.get('tasks', 0)} tasks, {log.get('moved on', 0)} slots moved on")
     after = wall["shards"][-1] if wall["shards"] else wall["generate end"]  # the last shard listed (2 processes)
     if wall["shards"]:
         parts.append(f"first / last shard listed {wall['shards'][0]:.2f} / {after:.2f}")
