@@ -85,6 +85,15 @@ replayed (/tmp scripts, each a fresh counter over the same calls, interleaved): 
   `_NL_LINES` at the same character (`_NL_LINES_BYTES`; some of its cuts, before such characters, are not made).
   FIGURES only look at ASCII characters, so over bytes they cut at the same places. The text between blocks keeps
   the str path (most of its lines are known as text, and a short one is memoised whole: a separator).
+* Words (tiktoken's o200k_base / cl100k_base; a piece of a line not in the memo, `_WORD_MIN` characters or more):
+  a cut before a space that follows a character that is not whitespace. No alternative of the two regexes holds a
+  space after such a character (letter and digit runs hold no space, ` ?punct+` takes a space only first and then
+  `[\r\n/]`, the whitespace alternatives need the character before to be whitespace), so every pre-token ends at or
+  before the space, which starts the next one; the prefix alone ends in the same pre-tokens (the only look-ahead,
+  `\s+(?!\S)` / `\s++$`, is over whitespace, which ends before that character) and nothing looks behind. Over
+  bytes the character before is a printable ASCII character or a CJK ideograph (lead byte e4-e9). A cut before a
+  space after whitespace (a tab) is not exact: tests show a different count. A question that names another company or
+  index, a padded table label, encode only their new words.
 * Family "gpt2" (HF ByteLevel with its built-in GPT-2 regex): whitespace runs give back their last
   character to the next word (`\\s+(?!\\S)`), so "\\n\\n" before a word splits as "\\n" | "\\n". A
   cut right after one newline that follows a non-space character, before a non-space character or
@@ -173,6 +182,11 @@ _ZERO_DIGITS_MARK_NON_ASCII = bytes.maketrans(bytes(range(48, 58)) + bytes(range
 _B_NONSPACE = rb"(?:[^\s\x1c-\x1f\x80-\xff]|[\xc3-\xdf\xe4-\xf4])"
 _NL_LINES_BYTES = re.compile(rb"[^\n]*(?:\n(?!(?!/)" + _B_NONSPACE + rb"|[ \t]+" + _B_NONSPACE + rb")[^\n]*)*\n?")
 FIGURES_BYTES = {k: re.compile(v.pattern.encode()) for k, v in FIGURES.items()}
+# "Words" (module docstring; tiktoken's o200k_base / cl100k_base): before a space that follows a character that is not
+# whitespace (over bytes: a printable ASCII character or a CJK ideograph U+4000-U+9FFF, lead byte e4-e9)
+_WORDS = re.compile(r"(?= )(?<=\S)")
+_WORDS_BYTES = re.compile(rb"(?= )(?:(?<=[!-~])|(?<=[\xe4-\xe9][\x80-\xbf][\x80-\xbf]))")
+_WORD_MIN = 24  # shorter new pieces are encoded whole
 _MEMO_CHARS = 64_000_000  # block and line texts one memo generation may keep alive (~64-256 MB; two generations: `_remember`)
 
 
@@ -411,6 +425,9 @@ class TokenCounter:
         self._lines = _NL_LINES.findall if self.family == "nl" else CUTS[self.family].split if self.family else None
         # "Lines as bytes": a text's lines counted from its UTF-8 bytes with digits as zeros ('nl' with zeros only)
         self._zero_figure_split = FIGURES_BYTES[self.figures].split if self._zeros and self.family == "nl" else None
+        # "Words": a new piece of a line is cut before each space that follows a printable ASCII character
+        words = self.family == "nl" and name in TIKTOKEN_NL
+        self._words, self._words_bytes = (_WORDS.split, _WORDS_BYTES.split) if words else (None, None)
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
@@ -454,6 +471,7 @@ class TokenCounter:
         statement rendering shown before in another block, another statement set or another scope) and the text
         between them (the separators), so only renderings seen for the first time are cut into lines."""
         n, pos, start, total = len(text), 0, 0, 0
+        nl = self.family == "nl"
         for block in blocks:
             parts = None
             if type(block) is Block:
@@ -461,11 +479,17 @@ class TokenCounter:
             s = _find(text, block, pos) if block else -1
             if s < 0:
                 continue
-            e = s + len(block)
-            pos = e
-            end = self._cut_after(text, s, e)
-            if end is None or not self._cut_ok(text, s):
-                continue
+            e = pos = s + len(block)
+            if nl:  # `_cut_ok` before the block and `_cut_after` it, inlined: after the newlines that follow it
+                end = e
+                while end < n and text[end] == "\n":
+                    end += 1
+                if end < n and (end == e or not self._nl_cut_ok(text, end)) or s and not self._nl_cut_ok(text, s):
+                    continue
+            else:
+                end = self._cut_after(text, s, e)
+                if end is None or not self._cut_ok(text, s):
+                    continue
             if s > start:
                 total += self._count_segments(text[start:s])
             key = (block, end - e)
@@ -583,7 +607,23 @@ class TokenCounter:
             n = memo.get(piece)
             if n is None and self._old:
                 n = self._recall(piece)
-            total += self._remember(piece, self.count(piece.decode()), len(piece)) if n is None else n
+            total += self._remember(piece, self._count_new_piece(piece), len(piece)) if n is None else n
+        return total
+
+    def _count_new_piece(self, piece):
+        """`count` of a piece of a line (str, or bytes: zeros) not memoised: where "Words" holds, the sum of its
+        words' memoised counts (a sentence that names another company or index shares its other words)."""
+        is_bytes = type(piece) is bytes
+        split = self._words_bytes if is_bytes else self._words
+        words = split(piece) if split is not None and len(piece) >= _WORD_MIN else ()
+        if len(words) < 2:
+            return self.count(piece.decode() if is_bytes else piece)
+        total, memo = 0, self._memo
+        for word in words:
+            n = memo.get(word)
+            if n is None and self._old:
+                n = self._recall(word)
+            total += self._remember(word, self.count(word.decode() if is_bytes else word), len(word)) if n is None else n
         return total
 
     def _count_line(self, line: str) -> int:
@@ -599,7 +639,7 @@ class TokenCounter:
             n = memo.get(piece)
             if n is None and self._old:
                 n = self._recall(piece)
-            total += self._remember(piece, self.count(piece), len(piece)) if n is None else n
+            total += self._remember(piece, self._count_new_piece(piece), len(piece)) if n is None else n
         return total
 
     def _cut_ok(self, text: str, p: int) -> bool:
@@ -617,6 +657,14 @@ class TokenCounter:
         if nxt == "\n":
             return p + 1 < len(text) and not text[p + 1].isspace()
         return not nxt.isspace()
+
+    @staticmethod
+    def _nl_cut_ok(text: str, p: int) -> bool:
+        """`_cut_ok` for family 'nl' at 0 < p < len(text)."""
+        if text[p - 1] != "\n":
+            return False
+        nxt = text[p]
+        return nxt != "/" if not nxt.isspace() else _INDENT.match(text, p) is not None
 
     def _cut_after(self, text: str, s: int, e: int) -> int | None:
         """Where the piece starting with the block at [s, e) ends: after the newlines that follow it
