@@ -305,7 +305,8 @@ def test_line_pieces_are_the_provable_line_cuts(parts):
 
 
 NON_ASCII_AFTER_NEWLINE = ["\n\u3000", "\n\u00a0x", "\n\u2028y", "\n\x85", "\n\u1680", "\n\u2003z", "\n\u205f", "\n\u202f",
-                           "\n中", "\n²", "\n é", "\n\t利润", "\n\u30005", "\n  \u3000x", "\n\U0001d7ce"]
+                           "\n中", "\n²", "\n é", "\n\t利润", "\n\u30005", "\n  \u3000x", "\n\U0001d7ce", "\n\u0900", "\n\u0fff",
+                           "\n\u1000", "\n\u2fff", "\n\u3fff", "\n\uffff", "\n\x7f", "\n\x80"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -176,11 +176,12 @@ _ADDED_FIGURE_CUT = re.compile(r"[0-9 ]")
 _ZERO_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
 _ZERO_DIGITS_MARK_NON_ASCII = bytes.maketrans(bytes(range(48, 58)) + bytes(range(128, 256)), b"0" * 10 + b"\x80" * 128)
 # "Lines as bytes" (module docstring): `_NL_LINES` and FIGURES over a text's UTF-8 bytes with its digits as zeros. A
-# line cut needs the character after the newline not to be whitespace: bytes 0x80-0xff never allow one, except the
-# lead bytes of characters that are never whitespace (every non-ASCII `str.isspace` character starts with c2, e1, e2
-# or e3), so each cut here is a cut of `_NL_LINES` at the same character (some of its cuts are not made: exact).
-_B_NONSPACE = rb"(?:[^\s\x1c-\x1f\x80-\xff]|[\xc3-\xdf\xe4-\xf4])"
-_NL_LINES_BYTES = re.compile(rb"[^\n]*(?:\n(?!(?!/)" + _B_NONSPACE + rb"|[ \t]+" + _B_NONSPACE + rb")[^\n]*)*\n?")
+# line cut needs the character after the newline not to be whitespace: a byte 0x80-0xff allows one when it is the
+# lead byte of a character that is never whitespace (every non-ASCII `str.isspace` character starts with c2, e1, e2
+# or e3; 80-bf never starts one), so each cut here is a cut of `_NL_LINES` at the same character (some of its cuts
+# are not made: exact). One character class each (no alternation inside the look-ahead): a cheaper pass.
+_B_NONSPACE = rb"[^\s\x1c-\x1f\x80-\xc2\xe1-\xe3]"
+_NL_LINES_BYTES = re.compile(rb"[^\n]*(?:\n(?![^\s/\x1c-\x1f\x80-\xc2\xe1-\xe3]|[ \t]+" + _B_NONSPACE + rb")[^\n]*)*\n?")
 FIGURES_BYTES = {k: re.compile(v.pattern.encode()) for k, v in FIGURES.items()}
 # "Words" (module docstring; tiktoken's o200k_base / cl100k_base): before a space that follows a character that is not
 # whitespace (over bytes: a printable ASCII character or a CJK ideograph U+4000-U+9FFF, lead byte e4-e9)
