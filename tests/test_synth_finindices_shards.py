@@ -148,6 +148,20 @@ def test_one_process_writes_streams_that_become_the_split_files(tmp_path):
     assert sha(tmp_path / "mixed") == one
 
 
+def test_streams_are_copied_where_links_fail(tmp_path, monkeypatch):
+    one = build(tmp_path / "one")
+
+    def no_links(src, dst):
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(shards.os, "link", no_links)
+    dataset.merge(tmp_path / "copied", [tmp_path / "one"])
+    assert sha(tmp_path / "copied") == one
+    work = dataset.work_dir(tmp_path / "one")
+    assert all(os.stat(tmp_path / "copied" / f"{s}.jsonl").st_ino != os.stat(shards.stream_path(work, s)).st_ino
+               for s in shards.SPLITS)
+
+
 def test_a_killed_stream_run_resumes_to_the_same_bytes_and_never_changes_a_published_file(tmp_path):
     reference = build(tmp_path / "ref")
     out = tmp_path / "r"

@@ -189,7 +189,7 @@ class Streams:
 
     def fd(self, path: Path) -> int:
         if path not in self.fds:
-            fd = self.fds[path] = os.open(path, os.O_RDONLY)
+            fd = self.fds[path] = os.open(path, os.O_RDONLY | _BINARY)
             self.paths[fd] = path
         return self.fds[path]
 
@@ -305,6 +305,7 @@ def copy_span(span: Span, dst: int) -> None:
 
 
 _KERNEL_COPY = hasattr(os, "copy_file_range")
+_BINARY = getattr(os, "O_BINARY", 0)  # no newline translation where the system has text-mode descriptors
 
 
 def _finish_split(tmp: Path, stream: Path, fd: int, size: int) -> None:
@@ -366,7 +367,7 @@ class StreamWriter:
                 path = stream_path(out, split)
                 if path.exists() and os.stat(path).st_nlink > 1:
                     _unshare(path, self.ends[split])  # a published split file is this stream: leave it as it is
-                fd = self.fds[split] = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666)  # open()'s mode: as a copied split
+                fd = self.fds[split] = os.open(path, os.O_WRONLY | os.O_CREAT | _BINARY, 0o666)  # open()'s mode: as a copied split
                 if os.fstat(fd).st_size < self.ends[split]:
                     raise InputError(f"stream {path.name} is shorter than its last finished shard recorded "
                                      "(changed outside ledgerlm synth?); use a new --out", path=str(path))
