@@ -24,6 +24,10 @@ around each call, so no profiler overhead: cProfile's per-call cost inverts the 
 from their renderings and lines as zeros ("Digits as zeros" below), the 9,334 recorded calls of --num 10000
 replayed (/tmp scripts, each a fresh counter over the same calls, interleaved): 5.12-5.42 s at 08d023b against
 3.38-3.39 s with both, and 3.45-3.54 s with the two-generation memo against 3.42-3.67 s without (same total count).
+With tiktoken 0.14 (encodes 2.2x faster) the same replay (o200k_base, interleaved, load 5-6, same total 42,172,230):
+1.18-1.42 s at 6d3645a, 0.68-0.79 s with "Lines as bytes", "Words" and the checks of (2) on misses only below; the
+100-company --distinct-figures --num 20000 run's 19,148 calls 5.01 -> 1.96 s, the 5-company --num 20000 run's 2.00
+-> 1.19 s (the rest is the line pass over first-seen renderings: `findall` and a dict look-up per line, ~40 %).
 
 * BPE counts are a sum over pre-tokens, so cutting a text at position p is exact when the
   pre-tokens of `text[:p]` and of `text[p:]`, each encoded alone, are those of `text` (p is a
@@ -114,7 +118,13 @@ FIGURES over each new line: ~35 ns a character in `re`'s scan whatever the patte
 ~12 %. Tried and not kept: look-ups in C (`map`, `list.index` for the misses) 7.17 G; a memo of paragraphs (cut after
 blank lines) 6.49 G; figures cut into digit groups 6.31 G (tiktoken -0.8 G, Python +0.8 G); figure cuts on lines that
 end in blank lines 6.38 G; one FIGURES split over all new lines of a text 6.59 G; whole texts between blocks memoised
-+0.1 %; memo stores inlined 6.23 G (-1.2 %).
++0.1 %; memo stores inlined 6.23 G (-1.2 %). At tiktoken 0.14 with lines as bytes (replayed --num 10000 calls, CPU
+seconds, interleaved): `bytes.splitlines` where a `re.search` finds no kept newline, else `findall`, 0.77-0.90 against
+0.73-0.83 without; look-ups in C again (`map`, `compress` over the misses) 0.85 against 0.81-0.86 with the loop (no gain); the text
+between blocks as bytes too: the tails after the last block 0.14-0.15 against 0.13-0.14 s as str (their lines are known as
+text). Start-up: `TokenCounter('o200k_base')` 0.165 s CPU = ranks read 0.075 + `tiktoken.Encoding` (Rust tables) 0.13;
+the 1,110-encode digit check costs 1 ms. The run-time check (`pipeline.token_cap_step`, 2 % of rows encoded in full)
+is ~4 % of a --num 10000 run's samples (py-spy), more than a third of what `count_prompt` now costs.
 """
 from __future__ import annotations
 
