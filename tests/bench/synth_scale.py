@@ -272,12 +272,14 @@ def main() -> int:
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate)), {one['cpu'] / busiest:.2f} with the "
           f"workers' own CPU ({' / '.join(f'{c:.2f}' for c in per_worker)} s: the busier one bounds it when over half)")
     parent = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, list parts, merge beside
-    # what the second worker redoes: token counts of lines every worker meets (labels, figures, formula texts), the
-    # draws of moved slots, eligibility of every company, a re-dealt company's memos; plus the machine's noise (+-15 %).
-    # By cProfile call counts at --num 6000 (08d023b, 1 process vs the two workers summed): encode_ordinary 107,853 ->
-    # 117,691 (+9 %: lines both workers meet), registry valid / grounded / accepts x2 and fitting's checks +30,092 (each
-    # worker's eligibility memos), draw_target 9,111 -> 13,006 and _draft 3,000 -> 3,946 (moved slots' replays);
-    # compute, render_statement, write, from_dict: the same counts
+    # d, the workers' CPU over one process's generate: what each worker redoes (token counts of lines every worker meets:
+    # labels, figures, formula texts; eligibility of every company; a re-dealt company's memos), the moved slots (the
+    # owner replays their draws; each task of a few moved slots has fixed costs: a draft and token-cap pass, encoding,
+    # two part files, messages, a part the merge opens), and the machine's noise (+-15 %). By cProfile call counts at
+    # --num 10000 (f167047, 1 process vs the two workers summed): encode_ordinary 15,929 -> 19,563 (lines both workers
+    # meet), registry valid / grounded / accepts x2 (eligibility memos), draw_target 15,384 -> 21,814 and _draft 5,000 ->
+    # 6,527 (1,527 moved slots' replays), part passes 100 -> 452 (one per worker result, ~257 of them of moved slots only;
+    # 656 and 456 before queued tasks of a shard were taken together); compute, render_statement, write: the same counts
     extra = max(0.0, p2["generate (workers)"] - g1)
     wall2 = p2["wall"]
     # each worker is forked in turn by the parent: its CPU per fork (measured) is serial, P times
@@ -285,7 +287,7 @@ def main() -> int:
     merge_tail = max(0.0, wall2.get("merge end", 0.0) - (wall2["shards"][-1] if wall2["shards"] else 0.0))
     print(f"serial parts         start-up {p2['start-up']:.2f} s + merge {p2.get('merge', 0.0):.2f} s + other "
           f"{serial2 - p2['start-up'] - p2.get('merge', 0.0):.2f} s CPU; generate 1 proc {g1:.2f} s, 2 procs {g2:.2f} s CPU "
-          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s redone by the second worker; parent R = {parent:.2f} s, "
+          f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s more than 1 process: work redone per process, moved slots; parent R = {parent:.2f} s, "
           f"of it the merge thread {p2.get('merge (beside generate)', 0.0):.2f}); a worker's spawn (fork) {spawn_each:.3f} s CPU "
           f"in the parent; wall: merge done {merge_tail:.2f} s after the last shard (load-dependent)")
     # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2); d grows with the samples
