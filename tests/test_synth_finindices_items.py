@@ -200,3 +200,21 @@ def test_a_table_computes_its_first_period_first():
             assert asked[len(ids):] == [(i, p) for i in ids for p in item.periods]
             assert [[v.index_id for v in row] for row in item.values] == [[i] * len(item.periods) for i in ids]
     assert tables >= 5
+
+
+def test_fitting_is_the_eligible_indices_that_accept_the_periods():
+    """Builder.fitting: the eligible indices of an axis defined for every period's kind, in eligible order; which
+    indices accept a set of period kinds is decided once for every company (`_accepted`)."""
+    from ledgerlm.synth.finindices.config import AXES
+    from ledgerlm.synth.finindices.contexts import Builder
+
+    builder = Builder.from_config(SynthConfig(seed=2))
+    checked = 0
+    for company in builder.companies[:8]:
+        periods = builder._periods[company]
+        for axis in AXES:
+            for chosen in [(p,) for p in periods[:6]] + [tuple(periods[i:i + 3]) for i in range(0, len(periods) - 3, 5)]:
+                want = [i for i in builder.eligible(company, axis) if all(builder.registry[i].accepts(p) for p in chosen)]
+                assert builder.fitting(company, axis, chosen) == want
+                checked += 1
+    assert checked > 100 and len(builder._accepted) < len(builder._fits)

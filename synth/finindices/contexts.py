@@ -151,6 +151,7 @@ class Builder:
         self._splits: dict = {}  # (company, "splits") and (company, report, scope, statements) -> split factors
         self._fits: dict = {}  # (company, axis, period kinds) -> eligible indices defined for those periods
         self._kinds: dict = {}  # periods -> {kind: one period of that kind}
+        self._accepted: dict = {}  # (axis, period kinds) -> the indices of `axis` defined for those kinds (any company)
         self._periods = PerCompany(self._period_candidates)
         self._summary = PerCompany(self._summary_of)
         self._series = PerCompany(self._series_candidates)
@@ -251,7 +252,11 @@ class Builder:
         key = (company, axis, tuple(sorted(kinds)))
         hit = self._fits.get(key)
         if hit is None:
-            hit = self._fits[key] = [i for i in self.eligible(company, axis) if all(self.registry[i].accepts(p) for p in kinds.values())]
+            accepted = self._accepted.get(key[1:])  # which indices accept the kinds does not depend on the company
+            if accepted is None:
+                accepted = self._accepted[key[1:]] = frozenset(i for i in self.by_axis.get(axis, ())
+                                                               if all(self.registry[i].accepts(p) for p in kinds.values()))
+            hit = self._fits[key] = [i for i in self.eligible(company, axis) if i in accepted]
         return hit
 
     def value(self, company: str, index_id: str, period: str):
