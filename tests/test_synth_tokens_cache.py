@@ -32,6 +32,7 @@ def test_cached_ranks_give_the_same_encoder_without_parsing_the_bpe_file(tmp_pat
         assert [enc.encode_ordinary(s) for s in SAMPLES] == [reference.encode_ordinary(s) for s in SAMPLES]
         assert enc.encode("<|endoftext|>", allowed_special="all") == reference.encode("<|endoftext|>", allowed_special="all")
         assert enc.n_vocab == reference.n_vocab and enc._pat_str == reference._pat_str
+        assert enc._mergeable_ranks == reference._mergeable_ranks and enc._special_tokens == reference._special_tokens
     assert TokenCounter("o200k_base").family == "nl"  # the counter uses the cached encoder too
 
     files[0].chmod(0o666)  # writable by others: not read (rebuilt by parsing: the patch must fire)

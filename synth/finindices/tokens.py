@@ -251,6 +251,9 @@ def _hf_figures(patterns: list[str], mains: list[int], added: list[dict]) -> tup
     return "nl", guard
 
 
+_RANKS_FORMAT = 2  # `_write_ranks`'s layout: part of the cache key, so a file of another layout is never read
+
+
 def tiktoken_encoding(name: str):
     """`tiktoken.get_encoding(name)`, with the constructor's result (the parsed BPE ranks: ~1 s CPU to parse from
     base64 per process) kept in the ledgerlm cache folder (`$LEDGERLM_CACHE_DIR`, default ~/.cache/ledgerlm;
@@ -268,7 +271,7 @@ def tiktoken_encoding(name: str):
     if constructor is None or folder is None or not constructor.__module__.startswith("tiktoken_ext.openai_public"):
         return tiktoken.get_encoding(name)
     source = Path(sys.modules[constructor.__module__].__file__).read_bytes()
-    key = hashlib.sha256(f"{name}\0{tiktoken.__version__}\0".encode() + source).hexdigest()[:24]
+    key = hashlib.sha256(f"{name}\0{tiktoken.__version__}\0{_RANKS_FORMAT}\0".encode() + source).hexdigest()[:24]
     path = folder / f"tiktoken-{name}-{key}.ranks"
     try:
         if not (private(folder) and private(path)):
@@ -287,37 +290,42 @@ def tiktoken_encoding(name: str):
 
 
 def _write_ranks(spec: dict, f) -> None:
-    """Header line (JSON: every field but the ranks, plus the ranks' count), then the tokens' lengths (uint16),
-    their ranks (uint32) and the tokens' bytes, concatenated."""
+    """Header line (JSON: every field but the ranks, plus the ranks' count and `groups`, [[length, count], ...]),
+    then the ranks (uint32) and the tokens' bytes, concatenated, both ordered by (token length, rank): the tokens of
+    one length are a fixed-stride run, which `_read_ranks` cuts with one struct call (half the CPU of a slice per
+    token; ~0.035 s of every start-up for o200k_base)."""
     from array import array
+    from itertools import groupby
 
     ranks = spec["mergeable_ranks"]
-    tokens = list(ranks)
-    header = {k: v for k, v in spec.items() if k != "mergeable_ranks"} | {"n_ranks": len(tokens)}
+    tokens = sorted(ranks, key=lambda t: (len(t), ranks[t]))
+    groups = [[length, sum(1 for _ in run)] for length, run in groupby(map(len, tokens))]
+    header = {k: v for k, v in spec.items() if k != "mergeable_ranks"} | {"n_ranks": len(tokens), "groups": groups}
     f.write(json.dumps(header).encode() + b"\n")
-    f.write(array("H", map(len, tokens)).tobytes())
     f.write(array("I", map(ranks.__getitem__, tokens)).tobytes())
     f.write(b"".join(tokens))
 
 
 def _read_ranks(path: Path) -> dict:
     """The spec `_write_ranks` wrote (ValueError on a file that does not add up)."""
+    import struct
     from array import array
-    from itertools import accumulate
 
     data = path.read_bytes()
     end = data.index(b"\n")
     spec = json.loads(data[:end])
-    n = spec.pop("n_ranks")
-    lengths, ranks = array("H"), array("I")
+    n, groups = spec.pop("n_ranks"), spec.pop("groups")
+    ranks = array("I")
     pos = end + 1
-    lengths.frombytes(data[pos:pos + 2 * n])
-    ranks.frombytes(data[pos + 2 * n:pos + 6 * n])
-    blob = data[pos + 6 * n:]
-    if len(lengths) != n or len(ranks) != n or sum(lengths) != len(blob):
+    ranks.frombytes(data[pos:pos + 4 * n])
+    pos += 4 * n
+    if len(ranks) != n or sum(k for _, k in groups) != n or pos + sum(length * k for length, k in groups) != len(data):
         raise ValueError(f"{path}: damaged ranks file")
-    starts = [0, *accumulate(lengths)]
-    spec["mergeable_ranks"] = dict(zip(map(blob.__getitem__, map(slice, starts, starts[1:])), ranks))
+    tokens: list = []
+    for length, k in groups:
+        tokens += struct.unpack_from(f"{int(length)}s" * k, data, pos)
+        pos += length * k
+    spec["mergeable_ranks"] = dict(zip(tokens, ranks))
     return spec
 
 
