@@ -142,6 +142,7 @@ class Builder:
             self.by_axis.setdefault(registry[index_id].axis, []).append(index_id)
         # per-company tables are computed when a company is first drawn (stores load lazily, see companies.py)
         self.reports = PerCompany(lambda c: [parse_report(r) for r in self._summary[c]["reports"]])
+        self._report_pos = PerCompany(lambda c: {r: i for i, r in enumerate(self.reports[c])})  # add_context's neighbours
         self.parent_reports = PerCompany(lambda c: set(self.stores[c].reports(c, "parent")) if "parent" in self.stores[c].scopes(c) else set())
         self._eligible: dict = {}
         self._values: dict = {}
@@ -439,7 +440,7 @@ class Builder:
             shown.discard(item.missing)
         order = self.reports[company]
         if rng.random() < self.p_traps[1]:
-            pos = {r: i for i, r in enumerate(order)}
+            pos = self._report_pos[company]
             near = {order[j] for r in needed for j in range(pos[r] - 2, pos[r] + 3) if 0 <= j < len(order)}
             pool = sorted(near - set(needed) - {item.missing})
             if pool:
@@ -448,7 +449,7 @@ class Builder:
                 needed_text = ", ".join(r.label for r in needed)
                 item.traps.append({"kind": "distractor_period", "reports": picks, "needed": needed_text})
         if item.missing is not None and not shown:  # never an empty context: show an adjacent report instead
-            pos = {r: i for i, r in enumerate(order)}[item.missing]
+            pos = self._report_pos[company][item.missing]
             near = [order[j] for j in (pos - 1, pos + 1) if 0 <= j < len(order)]
             if near:
                 pick = rng.choice(near)
@@ -604,7 +605,8 @@ class Builder:
         if item.missing is None:  # issue 11: never an answer that rounds to 0 at the asked unit / decimals
             choice = instructions.showing(choice, [v for row in item.values for v in row], cfg.units)
         needed_statements = {st for row in item.values for v in row for st in consulted(v)[1]}
-        statements = list(STATEMENTS) if rng.random() < cfg.p_full_report else [s for s in STATEMENTS if s in needed_statements]
+        # a tuple: the memo keys of the per-block calls below take tuple(statements), the same object for a tuple
+        statements = tuple(STATEMENTS) if rng.random() < cfg.p_full_report else tuple(s for s in STATEMENTS if s in needed_statements)
         shown_blocks, texts, counted, formats, scales = [], [], [], [], {}
         for report, scope in item.blocks:
             fmt = rng.choice(cfg.formats)

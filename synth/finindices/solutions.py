@@ -227,11 +227,14 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     notes = [ix.convention_text(language) for ix in item.indices]  # issue 11: the solution names the conventions it used
     if any(notes):
         lines.append(t["conventions"].format(text=(" " if language == "en" else "").join(dict.fromkeys(n for n in notes if n))))
+    many = len(item.values) * len(item.periods) > 1
     for ix, name, row in zip(item.indices, names, item.values):
         lines.append(t["index_formula"].format(index=f"{name} ({ix.id})", formula=ix.formula))
+        if not many:
+            lines.append(_calc_block(row[0]))
+            continue
         for period, v in zip(item.periods, row):
-            if len(item.values) * len(item.periods) > 1:
-                lines.append(t["cell"].format(index=ix.id, period=period))
+            lines.append(t["cell"].format(index=ix.id, period=period))
             lines.append(_calc_block(v))
     lines += ["", t["rounding"], *_conversions(item, t, choice)]
     lines += ["", t["final"], final]
