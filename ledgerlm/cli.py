@@ -7,6 +7,8 @@ dispatches, so `ledgerlm --help` stays fast (nothing heavy is imported until a c
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import os
 import sys
@@ -106,6 +108,23 @@ def exit_early(code: int) -> int:
     return code
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """No cyclic garbage collection inside the block; at its end every tracked object is frozen (`gc.freeze`: moved
+    to the permanent generation, which collections never scan) and collection is restored. For blocks that make
+    state living for the whole run: importing a command's modules and building its start-up state, which young
+    collections would otherwise scan again and again (synth start-up: 114 collections, 0.013-0.015 s CPU, gc
+    callbacks). The blocks' cyclic garbage (~29,000 objects in synth's) is held until `gc.unfreeze`."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     global _PROCESS_ENTRY
     _PROCESS_ENTRY = _PROCESS_ENTRY or argv is None
@@ -128,7 +147,8 @@ def _dispatch(argv: list[str]) -> int:
         print(f"ledgerlm: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name = COMMANDS[name][0].split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
+    with gc_paused():
+        func = getattr(importlib.import_module(module_name), func_name)
     if "-h" in rest or "--help" in rest:  # the command's own help, then its examples
         try:
             code = func(rest)

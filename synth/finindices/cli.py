@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ledgerlm.cli import exit_early
+from ledgerlm.cli import exit_early, gc_paused
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices import dataset, ray_runner
 from ledgerlm.synth.finindices.config import load_config
@@ -111,15 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.push_to_hub:
             _push(out, args)
         return 0
-    cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
-                      tokenizer=args.tokenizer, max_tokens=args.max_tokens)
+    select = _select(args.shard)
+    with gc_paused():  # the start-up state (config, registry, stores, tokenizer) lives for the whole run
+        cfg = load_config(args.config, sources=args.sources, num=args.num, seed=args.seed, num_proc=args.num_proc,
+                          tokenizer=args.tokenizer, max_tokens=args.max_tokens)
+        builder = None if args.ray_tasks else Builder.from_config(cfg)
     if args.ray_tasks:
         manifest = ray_runner.run(cfg, out, args.ray_tasks, address=args.ray_address,
                                   cpus_per_task=1 if args.cpus_per_task is None else args.cpus_per_task)
         print(f"ray: {args.ray_tasks} tasks wrote {manifest['shards']} shards; merged", file=sys.stderr)
         return _finish(out, manifest, args)
-    select = _select(args.shard)
-    builder = Builder.from_config(cfg)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
     with dataset.long_lived_caches():
         fingerprint = {**cfg.fingerprint(), "split_rule": builder.split_rule}  # recorded in run.json -> manifest
