@@ -182,7 +182,8 @@ class _Evaluator:
     def eval(self, node: Node, p: Period, basis: str) -> float:
         """The node's value at (p, basis), once per evaluation: keyed by the node's text, so equal subformulas of
         different indices (`revenue` in a formula and in the index it reads) are one step of the trace."""
-        return _steps(self.registry).step(node)(self, p, basis)
+        steps = self.registry.__dict__.get("_compiled_steps") or _steps(self.registry)  # (`_steps`, its lookup inlined)
+        return (steps.by_text.get(node.text) or steps.step(node))(self, p, basis)
 
     def _calc(self, text: str, p: Period, basis: str, value: float, arithmetic: str = "") -> float:
         step = {"kind": "calc", "expr": text, "period": p.label, "value": value}
@@ -224,8 +225,11 @@ class _Evaluator:
         if not self.memo.keys().isdisjoint(rec.memo.keys()):  # (two views: the smaller one is scanned)
             return self.eval(ast, p, basis)
         self.trace += rec.trace
-        for k, ref in rec.facts.items():
-            self.facts.setdefault(k, ref)
+        if self.facts:
+            for k, ref in rec.facts.items():
+                self.facts.setdefault(k, ref)
+        else:  # the first facts of this evaluation: the recording's, in its order
+            self.facts.update(rec.facts)
         self.absent += rec.absent
         self.unit = self.unit or rec.unit
         self.memo.update(rec.memo)
@@ -525,7 +529,7 @@ def _reading(d, concept: str, label: str, basis: str) -> tuple[float, tuple, str
     step. A full store's readings are kept and shared by every compute of the company, so their traces share the step
     dict (as they share the FactRefs; an IndexValue is only ever read, see finindices/solutions.py `_per_value`)."""
     unit = d.unit if d.unit and "/" not in d.unit and d.unit.lower() != "shares" else ""
-    refs = tuple(((r.concept, r.report, r.source), r) for r in d.inputs)
+    refs = tuple([((r.concept, r.report, r.source), r) for r in d.inputs])
     step = {"kind": "fact", "concept": concept, "period": label, "basis": basis, "value": d.value, "unit": d.unit,
             "inputs": [{"concept": r.concept, "report": r.report, "value": r.value, "source": r.source} for r in d.inputs],
             "steps": list(d.steps)}
