@@ -50,3 +50,15 @@ def test_synth_start_up_runs_without_young_collections(tmp_path, monkeypatch, re
 
     count(cli.gc_paused)  # warm the caches of this process (stores, tiktoken ranks)
     assert count(cli.gc_paused) * 3 < count(contextlib.nullcontext)  # 0 and 54 at --num 1
+
+
+def test_synth_generates_without_collections(tmp_path, monkeypatch, repo_root):
+    monkeypatch.chdir(repo_root)
+    seen = []
+    build = synth_cli.dataset.build
+    monkeypatch.setattr(synth_cli.dataset, "build", lambda *a, **k: seen.append(gc.isenabled()) or build(*a, **k))
+    try:
+        synth_cli.main(["--out", str(tmp_path / "out"), "--num", "1", "--no-progress"])
+    finally:
+        gc.unfreeze()
+    assert seen == [False] and gc.isenabled()  # off while generating, on again after

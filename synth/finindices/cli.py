@@ -122,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ray: {args.ray_tasks} tasks wrote {manifest['shards']} shards; merged", file=sys.stderr)
         return _finish(out, manifest, args)
     slots = dataset.n_slots(cfg.num, len(cfg.hint_variants))
-    with dataset.long_lived_caches():
+    # Nor while generating (forked workers inherit it): the young collections long_lived_caches still allows find
+    # little garbage (--num 10000: ~10,000 cyclic objects for 0.14 s CPU; peak RSS 411 MB either way); what is left
+    # is collected after the run.
+    with dataset.long_lived_caches(), gc_paused():
         fingerprint = {**cfg.fingerprint(), "split_rule": builder.split_rule}  # recorded in run.json -> manifest
         if select[1] > 1:
             dataset.generate(out, fingerprint, builder, num_slots=slots, shard_size=cfg.shard_size,
