@@ -58,7 +58,12 @@ def test_replayed_evaluations_equal_fresh_ones(facts):
         assert registry is REGISTRY and sum(hasattr(rec, "trace") for rec in recordings.values()) > 50  # recorded, replayed
         # sub-indices that raise NotDerivable are recorded with what they left behind and replayed, not evaluated again
         assert sum(type(rec).__name__ == "_Failed" for rec in recordings.values()) > 5
-        assert list(memo["facts"]) == [(company, "consolidated")] and len(memo["facts"][company, "consolidated"]) > 50  # kept readings
+        readings = [key for key in memo["facts"] if key[0] != "context"]
+        assert readings == [(company, "consolidated")] and len(memo["facts"][company, "consolidated"]) > 50  # kept readings
+        # one kept context (company key, standard, recordings, readings) per registry, company as asked and scope
+        (context,) = (kept for key, kept in memo["facts"].items() if key[0] == "context")
+        assert context[0] is REGISTRY and context[1][0] == company and context[1][2] is recordings
+        assert context[1][3] is memo["facts"][company, "consolidated"]
         assert fresh.index_memo() is None and "_index_memo" not in fresh.__dict__
     assert compared > 200
 

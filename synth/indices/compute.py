@@ -81,16 +81,15 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
             registry: Registry | None = None) -> IndexValue:
     """Value of `index_id` for `company` over `period`, from the reports `store` can see."""
     registry = registry if registry is not None else default_registry()
-    company = store.resolve_company(company)
     p = parse_period(period)
     index = registry[index_id]
     steps = _steps(registry)
-    standard = accounting_standard(store, company)
+    company, standard, recordings, readings = _context(store, registry, company, scope)
     passed = (index_id, standard, p.kind, p.quarter)  # the check depends on these only (the period through its kind)
     if passed not in steps.applicable:
         check_applicable(index, standard, p.label, company)  # IndexNotApplicable: one line
         steps.applicable.add(passed)
-    ev = _Evaluator(store, company, scope, registry, index_id, *_kept(store, registry, company, scope))
+    ev = _Evaluator(store, company, scope, registry, index_id, recordings, readings)
     try:
         value = ev.eval(index.ast, p, "end")
     except NotDerivable as err:
@@ -112,6 +111,27 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
 def _where(index_id: str, company: str, p: Period) -> str:
     """What an error of compute() names (written only when one is raised)."""
     return f"index {index_id!r}, company {company}, period {p.label}"
+
+
+def _context(store, registry: Registry, company: str, scope: str) -> tuple[str, str | None, dict | None, dict | None]:
+    """(the store's company key, its accounting standard, `_kept`'s recordings and readings) for a company as compute()
+    is asked for it; on a full store kept beside the recordings, per (registry, company as asked, scope), so the
+    17k computes of --num 10000 look them up once each instead of resolving, reading the standard and `_kept`). Kept
+    in the memo's "facts" dict, beside the readings (keyed (company, scope)), under ("context", registry id, company
+    as asked, scope)."""
+    index_memo = getattr(store, "index_memo", None)
+    memo = index_memo() if index_memo is not None else None
+    key = ("context", id(registry), company, scope)
+    if memo is not None:
+        by_company = memo.get("facts")
+        hit = by_company.get(key) if by_company is not None else None
+        if hit is not None and hit[0] is registry:
+            return hit[1]
+    resolved = store.resolve_company(company)
+    context = (resolved, accounting_standard(store, resolved), *_kept(store, registry, resolved, scope))
+    if memo is not None:
+        memo["facts"][key] = (registry, context)  # (_kept made the "facts" dict)
+    return context
 
 
 def _kept(store, registry: Registry, company: str, scope: str) -> tuple[dict | None, dict | None]:
