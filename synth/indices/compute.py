@@ -102,10 +102,13 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
     labels = {key[1] for key in ev.facts}  # keys are (concept, report label, source)
-    labels.update(report for _, report in ev.absent)
+    absent = ev.absent
+    if absent:  # (most computes count no line as absent)
+        labels.update(report for _, report in absent)
+        absent = sorted(set(absent))
     reports = {_report(label) for label in labels}
     return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
-                      scope, sorted(set(ev.absent)))
+                      scope, absent)
 
 
 def _where(index_id: str, company: str, p: Period) -> str:
