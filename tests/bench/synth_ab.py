@@ -4,7 +4,10 @@
 
 This machine's CPU seconds drift by ±15 % between runs of the same code, so two code versions are only compared
 run by run, interleaved (old, new, old, new, ...). The old commit is exported with `git archive` into a temp folder
-laid out as the installed package (`ledgerlm/` with `synth`, `evaluate`, `train` inside) and put first on PYTHONPATH.
+laid out as the installed package (`ledgerlm/` with `synth`, `evaluate`, `train` inside) and put first on PYTHONPATH;
+the working tree is laid out the same way (symlinks), and both run from a temp folder, never the repository root (from
+there `-m` imported the working tree for both versions: A/B figures made with this script before that fix compared the
+tree with itself).
 Each version's store cache is built first and not timed; CPU seconds of each synth process come from wait4, and the
 sha256 of train/dev/test/manifest shows whether both versions wrote the same bytes.
 """
@@ -40,11 +43,32 @@ def export(rev: str, into: Path) -> Path:
     return pkg
 
 
+def tree(into: Path) -> Path:
+    """The working tree laid out as the installed package (symlinks), under `into/pkg`, like `export`."""
+    pkg = into / "pkg" / "ledgerlm"
+    pkg.mkdir(parents=True)
+    for entry in (REPO / "ledgerlm").iterdir():
+        (pkg / entry.name).symlink_to(entry)
+    for sub in ("synth", "evaluate", "train"):
+        (pkg / sub).symlink_to(REPO / sub)
+    return pkg.parent
+
+
+# `python -m MODULE ARGS` with the package from PYTHONPATH, run outside the repository: from its root, `-m` puts the
+# root first on sys.path, so `ledgerlm` came from the working tree for both versions and an editable install's import
+# hook supplied `ledgerlm.synth` (until this fix every A/B compared the working tree with itself); any editable hook
+# is dropped too, and the process checks which `ledgerlm` it runs
+BOOT = ("import os, runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in "
+        "(getattr(f, '__module__', '') + getattr(f, '__name__', type(f).__name__)).lower()]; import ledgerlm; "
+        "assert ledgerlm.__file__.startswith(os.environ['PYTHONPATH'].split(os.pathsep)[0]), ledgerlm.__file__; "
+        "del sys.argv[0]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)")
+
+
 def run(env: dict, out: Path, num: int) -> tuple[float, str]:
-    subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache"], env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    proc = subprocess.Popen([sys.executable, "-m", "ledgerlm", "synth", "--num", str(num), "--out", str(out), "--no-progress"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run([sys.executable, "-c", BOOT, "ledgerlm.synth.finindices.storecache"], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=out.parent)
+    proc = subprocess.Popen([sys.executable, "-c", BOOT, "ledgerlm", "synth", "--num", str(num), "--out", str(out),
+                             "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=out.parent)
     _, status, ru = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
         sys.exit(f"synth failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
@@ -60,7 +84,8 @@ def main() -> int:
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        versions = {"old": dict(os.environ, PYTHONPATH=str(export(args.old, tmp / "old"))), "new": dict(os.environ)}
+        versions = {"old": dict(os.environ, PYTHONPATH=str(export(args.old, tmp / "old"))),
+                    "new": dict(os.environ, PYTHONPATH=str(tree(tmp / "new")))}
         cpu: dict[str, list[float]] = {"old": [], "new": []}
         digests = set()
         for i in range(args.rounds):
