@@ -147,7 +147,8 @@ def _dispatch(argv: list[str]) -> int:
         print(f"ledgerlm: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name = COMMANDS[name][0].split(":")
-    with gc_paused():
+    # the `ledgerlm` program only: freezing is a decision for the process's lifetime, not for a library caller's
+    with gc_paused() if _PROCESS_ENTRY else contextlib.nullcontext():
         func = getattr(importlib.import_module(module_name), func_name)
     if "-h" in rest or "--help" in rest:  # the command's own help, then its examples
         try:
