@@ -101,10 +101,7 @@ class Row:
     def from_dict(cls: type[R], data: Any, where: str = "") -> R:
         """The row `data` as this type; `where` ("file.jsonl line 3") goes into every error."""
         here = where or None
-        values, unknown = cls._values(data, here, None)
-        if cls.OPEN:
-            values["extra"] = {k: data[k] for k in unknown}
-        row = cls(**values)
+        row = cls(**cls._values(data, here, None))
         row._keys = tuple(data)
         row.check(here)
         return row
@@ -119,9 +116,7 @@ class Row:
         factories = {f.name: f.default_factory for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING}
         for data in rows:
             here = where(data) or None
-            values, unknown = cls._values(data, here, checked)
-            if cls.OPEN:
-                values["extra"] = {k: data[k] for k in unknown}
+            values = cls._values(data, here, checked)
             row = object.__new__(cls)  # the fields `cls(**values)` would set, without its per-field Python code
             fields = row.__dict__
             fields.update(defaults)
@@ -130,9 +125,10 @@ class Row:
             row.check(here)
 
     @classmethod
-    def _values(cls, data: Any, here: str | None, checked: dict | None) -> tuple[dict, list]:
-        """The contract fields of `data`, each checked (a list or dict in `checked` under its field and id: already
-        checked, then added), and its unknown keys; InputError naming `here` and the field on the first problem."""
+    def _values(cls, data: Any, here: str | None, checked: dict | None) -> dict:
+        """The constructor arguments of `data`: its contract fields, each checked (a list or dict in `checked` under its
+        field and id: already checked, then added), and an open row's unknown keys as `extra`; InputError naming
+        `here` and the field on the first problem."""
         if not isinstance(data, dict):
             raise InputError(f"{cls.__name__}: a row must be a JSON object, not {_show(data)}", path=here)
         checkers = _checkers(cls)
@@ -147,19 +143,17 @@ class Row:
         for name, value in data.items():
             check = checkers.get(name)
             if check is not None:
-                if checked is not None and type(value) in (list, dict):
-                    key = (name, id(value))
-                    if key not in checked:
-                        problem = check(value)
-                        if problem:
-                            raise InputError(_message(problem), path=here, field=name + problem[0])
-                        checked[key] = value
-                else:
+                key = (name, id(value)) if checked is not None and type(value) in (list, dict) else None
+                if key is None or key not in checked:
                     problem = check(value)
                     if problem:
                         raise InputError(_message(problem), path=here, field=name + problem[0])
+                    if key is not None:
+                        checked[key] = value
                 values[name] = value
-        return values, unknown
+        if cls.OPEN:
+            values["extra"] = {k: data[k] for k in unknown}
+        return values
 
     def check(self, where: str | None) -> None:
         """Rules across fields (subclasses); raise InputError naming `where` and the field."""

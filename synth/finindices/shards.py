@@ -91,17 +91,19 @@ def _write_pieces(fd: int, pieces: list[bytes]) -> None:
     """Write `pieces` in order at the file descriptor `fd`: `os.writev` where there is one (the kernel gathers them: no
     copy of a whole shard into one bytes object first), each call's short write finished by plain writes."""
     if not hasattr(os, "writev"):
-        data = memoryview(b"".join(pieces))
-        while data:
-            data = data[os.write(fd, data):]
+        _write_all(fd, memoryview(b"".join(pieces)))
         return
     for i in range(0, len(pieces), _IOV_MAX):
         chunk = pieces[i:i + _IOV_MAX]
         done = os.writev(fd, chunk)
         if done < sum(map(len, chunk)):
-            rest = memoryview(b"".join(chunk))[done:]
-            while rest:
-                rest = rest[os.write(fd, rest):]
+            _write_all(fd, memoryview(b"".join(chunk))[done:])
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    """`data` written at `fd`, however many calls it takes."""
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def sample_line(row: dict) -> str:

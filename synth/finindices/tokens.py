@@ -562,12 +562,17 @@ class TokenCounter:
 
     def _count_str_lines(self, text: str) -> int:
         """`_count_segments` without the whole-text memo."""
+        return self._sum_memoised(self._lines(text), self._count_new_line)
+
+    def _sum_memoised(self, keys, count_new) -> int:
+        """The sum of the memoised counts of `keys` (lines, pieces of a line, words), a key not in the memo counted by
+        `count_new(key)` and memoised. The look-ups stay inline in this loop: it is the hot path."""
         total, memo = 0, self._memo
-        for seg in self._lines(text):
-            n = memo.get(seg)
+        for key in keys:
+            n = memo.get(key)
             if n is None and self._old:
-                n = self._recall(seg)
-            total += self._remember(seg, self._count_new_line(seg), len(seg)) if n is None else n
+                n = self._recall(key)
+            total += self._remember(key, count_new(key), len(key)) if n is None else n
         return total
 
     def _count_new_text(self, text: str) -> int:
@@ -621,13 +626,7 @@ class TokenCounter:
         where FIGURES cuts it (a row label with its markup, a figure as zeros), as `_count_line` does."""
         if self._zero_figure_split is None or b"\r" in line or line.find(b"\n", 0, len(line) - 1) >= 0:
             return self.count(line.decode())  # several lines held together (cuts not provable between them): whole
-        total, memo = 0, self._memo
-        for piece in self._zero_figure_split(line):
-            n = memo.get(piece)
-            if n is None and self._old:
-                n = self._recall(piece)
-            total += self._remember(piece, self._count_new_piece(piece), len(piece)) if n is None else n
-        return total
+        return self._sum_memoised(self._zero_figure_split(line), self._count_new_piece)
 
     def _count_new_piece(self, piece):
         """`count` of a piece of a line (str, or bytes: zeros) not memoised: where "Words" holds, the sum of its
@@ -637,13 +636,7 @@ class TokenCounter:
         words = split(piece) if split is not None and len(piece) >= _WORD_MIN else ()
         if len(words) < 2:
             return self.count(piece.decode() if is_bytes else piece)
-        total, memo = 0, self._memo
-        for word in words:
-            n = memo.get(word)
-            if n is None and self._old:
-                n = self._recall(word)
-            total += self._remember(word, self.count(word.decode() if is_bytes else word), len(word)) if n is None else n
-        return total
+        return self._sum_memoised(words, (lambda word: self.count(word.decode())) if is_bytes else self.count)
 
     def _count_line(self, line: str) -> int:
         """`count(line)` for a line not seen yet, as the sum of its pieces' counts where FIGURES cuts it: the text
@@ -653,13 +646,7 @@ class TokenCounter:
             return self.count(line)  # several lines held together (cuts not provable between them): whole
         if self._figure_guard and any(head in line for head in self._figure_guard):
             return self.count(line)  # maybe an added token that a cut would break
-        total, memo = 0, self._memo
-        for piece in self._figure_split(line):
-            n = memo.get(piece)
-            if n is None and self._old:
-                n = self._recall(piece)
-            total += self._remember(piece, self._count_new_piece(piece), len(piece)) if n is None else n
-        return total
+        return self._sum_memoised(self._figure_split(line), self._count_new_piece)
 
     def _cut_ok(self, text: str, p: int) -> bool:
         """Is p (0 < p < len) a provable pre-token boundary (both sides encoded alone give the same pre-tokens)?"""
