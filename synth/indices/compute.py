@@ -399,12 +399,12 @@ class _Steps:
             return self._binop(node)
         raise TypeError(f"not a formula node: {node!r}")
 
-    def _is_fact(self, node: Node) -> bool:
-        """Is the node a concept read from the store (`_Evaluator._fact`)?"""
-        return isinstance(node, Name) and node.name not in _SPECIAL_NAMES and node.name not in self.registry
+    def _is_concept(self, name: str) -> bool:
+        """Is the name a concept read from the store (`_Evaluator._fact`), not an index or a special name?"""
+        return name not in _SPECIAL_NAMES and name not in self.registry
 
     def _name(self, name: str) -> Step:
-        if name not in _SPECIAL_NAMES and name not in self.registry:  # a concept: the memo lookup inlined (see `step`)
+        if self._is_concept(name):  # a concept: the memo lookup inlined (see `step`)
             return _fact_step(name)
         if name == "days_in_period":
             return lambda ev, p, basis: float(30 * p.months)
@@ -441,7 +441,7 @@ class _Steps:
         (arg,) = args
         arg_text = node.args[0].text
         if f == "optional":
-            if self._is_fact(node.args[0]):
+            if isinstance(node.args[0], Name) and self._is_concept(node.args[0].name):
                 return _optional_fact(text, arg_text)
             return _optional(text, arg, arg_text)
         if f in ("begin", "end"):

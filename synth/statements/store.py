@@ -102,6 +102,19 @@ def forget_frames(err: Exception) -> Exception:
     return err
 
 
+def _at_derived(concept: str, report: ReportKey, reported: tuple, what: str) -> Derived:
+    """A balance read as `report` shows it (`reported`: the cell's (FactRef, shown text, note))."""
+    ref, shown, note = reported
+    return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {shown} (from the {report.label} report){note}"])
+
+
+def _ytd_derived(concept: str, report: ReportKey, reported: tuple) -> Derived:
+    """A flow over a year or a year-to-date read as `report` shows it (`reported` as in `_at_derived`)."""
+    ref, shown, note = reported
+    what = "annual" if report.is_annual else "year-to-date"
+    return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {shown}{note}"])
+
+
 class FactStore(StoreViews):
     """Canonical facts (contract 1) indexed by (company, scope, concept, report)."""
 
@@ -342,18 +355,13 @@ class FactStore(StoreViews):
                 hit = self._reported_or_error(company, concept, report, scope)
                 if isinstance(hit, Exception):
                     return hit
-                ref, shown, note = hit
-                what = "ending" if basis == "end" else "beginning"
-                return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} balance of {p.label} = {shown} (from the "
-                                                            f"{report.label} report){note}"])
+                return _at_derived(concept, report, hit, f"{'ending' if basis == 'end' else 'beginning'} balance of {p.label}")
         elif basis == "end" and (p.kind == "FY" or p.kind == "YTD" or (p.kind == "Q" and p.quarter == 1)):
             report = _report_key(p.fiscal_year, 4 if p.kind == "FY" else p.quarter)
             hit = self._reported_or_error(company, concept, report, scope)
             if isinstance(hit, Exception):
                 return hit
-            ref, shown, note = hit
-            what = "annual" if report.is_annual else "year-to-date"
-            return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {shown}{note}"])
+            return _ytd_derived(concept, report, hit)
         try:
             return self._value(company, concept, p, scope, basis)
         except LedgerError as err:
@@ -379,13 +387,10 @@ class FactStore(StoreViews):
         return self._flow(company, concept, p, scope, kind)
 
     def _at(self, company: str, concept: str, report: ReportKey, scope: str, what: str) -> Derived:
-        ref, shown, note = self._reported(company, concept, report, scope)
-        return Derived(ref.value, ref.unit, [ref], [f"{concept} {what} = {shown} (from the {report.label} report){note}"])
+        return _at_derived(concept, report, self._reported(company, concept, report, scope), what)
 
     def _ytd(self, company: str, concept: str, report: ReportKey, scope: str) -> Derived:
-        ref, shown, note = self._reported(company, concept, report, scope)
-        what = "annual" if report.is_annual else "year-to-date"
-        return Derived(ref.value, ref.unit, [ref], [f"{concept} {report.label} ({what}, as reported) = {shown}{note}"])
+        return _ytd_derived(concept, report, self._reported(company, concept, report, scope))
 
     def _basis_note(self, company: str, concept: str, ref: FactRef) -> str:
         """' [note]' for a corrected value; per-share values and share counts also name their share basis."""
