@@ -108,6 +108,15 @@ def _cumulative(keys: list, weights: list) -> tuple[list, float] | None:
     return (cum_weights, total) if total > 0.0 and math.isfinite(total) else None
 
 
+def _choice(rng: random.Random, keys: list, weights: list, cumulative: tuple[list, float] | None):
+    """`rng.choices(keys, weights=weights)[0]` from the `_cumulative` of the weights; where that is None (nothing to
+    draw from, weights `choices` refuses) `choices` itself is called and raises its own error."""
+    if cumulative is None:
+        return rng.choices(keys, weights=weights)[0]
+    cum_weights, total = cumulative
+    return keys[bisect.bisect(cum_weights, rng.random() * total, 0, len(keys) - 1)]
+
+
 def _runs(labels_by_key: list[tuple[tuple, str]], step) -> list[list[str]]:
     """Split (sort key, label) pairs into runs where each key follows the previous one by `step`."""
     runs, prev = [], None
@@ -324,13 +333,8 @@ class Builder:
         cum = self.__dict__.get("_cum_openers")
         if cum is None:
             cum = self._cum_openers = [_cumulative(keys, weights) for keys, weights in self._openers]
-        ((paradigms, p_weights), (axes, a_weights)), (p_cum, a_cum) = self._openers, cum
-        # where `_cumulative` is None (nothing to draw from, weights `choices` refuses) `choices` raises its own error
-        paradigm = paradigms[bisect.bisect(p_cum[0], rng.random() * p_cum[1], 0, len(paradigms) - 1)] if p_cum else \
-            rng.choices(paradigms, weights=p_weights)[0]
-        axis = axes[bisect.bisect(a_cum[0], rng.random() * a_cum[1], 0, len(axes) - 1)] if a_cum else \
-            rng.choices(axes, weights=a_weights)[0]
-        return rng, paradigm, axis
+        (paradigms, axes), (p_cum, a_cum) = self._openers, cum
+        return rng, _choice(rng, *paradigms, p_cum), _choice(rng, *axes, a_cum)
 
     def affinity(self, slot: int) -> str:
         """The company whose values slot `slot` likely computes: a scheduling hint only. `--num-proc` gives each

@@ -80,21 +80,16 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
     return f"(in {SCALE_WORDS[scale]} of {unit}, except per-share amounts and share counts)"
 
 
-def _figure(value) -> str:
-    """`_number` of a float, integers written directly: `f"{x:,.0f}"` is `f"{x:,.6f}"` without its six zeros for every
-    finite whole float (amounts are whole at the block's exact scales), and no memo entry is made for a figure seen
-    once (distinct filers print distinct figures; a statement's rows are built once and shared by its formats)."""
-    if type(value) is float and value.is_integer():
-        return f"{value:,.0f}" if value > 0 else f"({-value:,.0f})" if value < 0 else "0"  # -0.0 prints as 0
-    return _number(value)
-
-
 def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
+    """(label, figure) of every line item. A figure is `_number(value)`, a whole float written directly: `f"{x:,.0f}"`
+    is `f"{x:,.6f}"` without its six zeros for every finite whole float (amounts are whole at the block's exact
+    scales), and no memo entry is made for a figure seen once (distinct filers print distinct figures; a statement's
+    rows are built once and shared by its formats)."""
     items = stmt["items"]
     labels = [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in items]  # = _row_label(item, language)
     figures = []
     add = figures.append
-    for item in items:  # = _figure(value), written inline (one call less per line item)
+    for item in items:
         value = item.get("value")
         if value is None:
             add("—")
@@ -102,7 +97,7 @@ def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
         if scale != 1 and shown_scaled(item.get("concept", "")):
             value = value / scale
         if type(value) is float and value.is_integer():
-            add(f"{value:,.0f}" if value > 0 else f"({-value:,.0f})" if value < 0 else "0")
+            add(f"{value:,.0f}" if value > 0 else f"({-value:,.0f})" if value < 0 else "0")  # -0.0 prints as 0
         else:
             add(_number(value))
     return list(zip(labels, figures))
