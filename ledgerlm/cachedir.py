@@ -5,12 +5,19 @@
 `$LEDGERLM_CACHE_DIR` (default `~/.cache/ledgerlm`; `off`: no cache files at all). A cache file is read only when
 `private(path)`: owned by this user, not writable by group or others and not a symbolic link, so nobody else can
 plant what a later run would load (the store cache and the tiktoken ranks cache both check it).
+Where the cache folder is refused or cannot be written, a run builds what it needs in `temp_folder()`, which the
+process that made it removes when it exits (also when `ledgerlm.cli.exit_early` leaves without running atexit).
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
+
+_TEMP: list[tuple[int, str]] = []  # (pid that made it, path) of this run's temp folders
 
 
 def cache_dir() -> Path | None:
@@ -30,3 +37,22 @@ def private(path: Path) -> bool:
     if stat.S_ISLNK(st.st_mode):
         return False
     return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def temp_folder(prefix: str) -> Path:
+    """A new private temp folder (mode 0700) for this run only, removed by `remove_temp_folders` when the process that
+    made it exits; forked workers that inherit it leave it alone."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if not _TEMP:
+        atexit.register(remove_temp_folders)
+    _TEMP.append((os.getpid(), path))
+    return Path(path)
+
+
+def remove_temp_folders() -> None:
+    """Remove the temp folders this process made (`temp_folder`); idempotent."""
+    pid = os.getpid()
+    while _TEMP:
+        made_by, path = _TEMP.pop()
+        if made_by == pid:
+            shutil.rmtree(path, ignore_errors=True)

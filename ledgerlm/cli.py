@@ -14,6 +14,7 @@ import os
 import sys
 
 from ledgerlm import __version__
+from ledgerlm.cachedir import remove_temp_folders
 from ledgerlm.errors import LedgerError
 
 COMMANDS = {
@@ -100,8 +101,10 @@ _PROCESS_ENTRY = False  # True once main() runs as the `ledgerlm` program (argv 
 
 def exit_early(code: int) -> int:
     """After a command whose outputs are all written and closed: the `ledgerlm` program flushes and leaves without
-    freeing its in-memory caches one object at a time (synth --num 10000: ~1.5 s CPU); a library call gets `code`."""
+    freeing its in-memory caches one object at a time (synth --num 10000: ~1.5 s CPU); a library call gets `code`.
+    atexit handlers do not run then: the run's temp folders (`cachedir.temp_folder`) are removed here."""
     if _PROCESS_ENTRY:
+        remove_temp_folders()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -77,6 +77,26 @@ def test_cache_others_can_write_is_refused_and_a_private_one_used(cache, tmp_pat
         assert not marker.exists()
 
 
+def test_a_refused_cache_leaves_no_private_copy_behind(cache, tmp_path, repo_root):
+    """The private temp cache a run builds instead of a refused one is removed when the run ends: also when the
+    `ledgerlm` program leaves through `exit_early` (os._exit, no atexit handlers)."""
+    import subprocess
+    import sys
+
+    storecache.company_stores(SRC)
+    folder = next(cache.glob(f"{storecache.FORMAT}-*"))
+    os.chmod(folder, 0o777)  # writable by others: refused
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir))
+    run = subprocess.run([sys.executable, "-m", "ledgerlm", "synth", *(a for src in SRC for a in ("--source", src)), "--num", "4", "--no-progress",
+                          "--out", str(tmp_path / "out")], env=env, cwd=repo_root, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "building a private one" in run.stderr
+    assert (tmp_path / "out" / "train.jsonl").exists()
+    assert not list(tmpdir.glob("ledgerlm-stores-*"))
+
+
 def test_lazy_cache_equals_in_memory_stores_and_evicts(cache, monkeypatch):
     from ledgerlm.synth.finindices.config import SynthConfig
     from ledgerlm.synth.finindices.contexts import Builder

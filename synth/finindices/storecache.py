@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping
 if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
     import pandas as pd
 
-from ledgerlm.cachedir import cache_dir, private
+from ledgerlm.cachedir import cache_dir, private, temp_folder
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements import companyfacts
 from ledgerlm.synth.statements.facts import FACT_COLUMNS, select_latest
@@ -503,7 +503,7 @@ def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) 
             return _open(folder, resident)
         except UntrustedCache as err:
             warnings.warn(f"ignoring the store cache: {err}; building a private one for this run", stacklevel=2)
-            return _open(build_cache(sources, Path(tempfile.mkdtemp(prefix="ledgerlm-stores-")) / "c"), resident)
+            return _open(build_cache(sources, temp_folder("ledgerlm-stores-") / "c"), resident)
         except (OSError, ValueError):  # a damaged or foreign folder of ours: rebuilt below, beside it
             pass
     try:
@@ -519,7 +519,7 @@ def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) 
             shutil.rmtree(tmp, ignore_errors=True)
         return _open(folder, resident)
     except (OSError, UntrustedCache, ValueError):  # read-only home, full disk, a planted folder: a private temp cache
-        return _open(build_cache(sources, Path(tempfile.mkdtemp(prefix="ledgerlm-stores-")) / "c"), resident)
+        return _open(build_cache(sources, temp_folder("ledgerlm-stores-") / "c"), resident)
 
 
 def main(argv: list[str] | None = None) -> int:
