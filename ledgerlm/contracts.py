@@ -32,7 +32,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict, TypeVar, Union
 
@@ -546,19 +546,21 @@ def _piece(value: Any, pieces: Pieces) -> bytes:
     return entry[1]
 
 
-def _line(data: dict, out: list[bytes], pieces: Pieces, shared: frozenset[int] = frozenset()) -> bool:
+def _line(data: dict, out: list[bytes], pieces: Pieces, shared: frozenset[int] = frozenset(),
+          shown: Sequence[str] = ()) -> bool:
     """Append the UTF-8 JSON of `data` (keys in insertion order) to `out`: the row without its long strings (message
     contents, a solution) and without the lists whose id is in `shared` (used by several rows of a batch: an item's
-    variants share their provenance) dumped once, each of those values made by `_piece` and spliced in at its
-    placeholder. False (nothing appended) when a placeholder would be ambiguous (the row itself holds one)."""
-    holes: list = []  # the values cut out, in the order json writes their placeholders
+    variants share their provenance) dumped once, each of those values made by `_piece` (a message content that shows
+    texts of `shown`: by `_composed`) and spliced in at its placeholder. False (nothing appended) when a placeholder
+    would be ambiguous (the row itself holds one)."""
+    holes: list = []  # the values cut out (or a content's escaped pieces), in the order json writes their placeholders
     skeleton = {}
     for key, value in data.items():
         if key == "messages" and type(value) is list:
             messages = []
             for m in value:
                 if type(m) is dict and _is_long(m.get("content")):
-                    holes.append(m["content"])
+                    holes.append(_composed(m["content"], shown, pieces) if shown else m["content"])
                     m = {**m, "content": _HOLE}
                 messages.append(m)
             value = messages
@@ -571,6 +573,11 @@ def _line(data: dict, out: list[bytes], pieces: Pieces, shared: frozenset[int] =
         return False
     part = parts[0]
     for value, after in zip(holes, parts[1:]):
+        if type(value) is tuple:  # a message content's escaped pieces (`_composed`), between the skeleton's quotes
+            out.append(part)
+            out += value
+            part = after
+            continue
         if type(value) is str:  # the skeleton's quotes stay around the escaped text
             out.append(part)
             part = after
@@ -582,13 +589,33 @@ def _line(data: dict, out: list[bytes], pieces: Pieces, shared: frozenset[int] =
     return True
 
 
+def _composed(text: str, shown: Sequence[str], pieces: Pieces) -> str | tuple[bytes, ...]:
+    """`_escaped_utf8(text)` as pieces: each of `shown` (texts `text` shows in order that other rows of the batch show
+    too: the head an item's prompts share) escaped once per batch by `_piece`, the text around them escaped here.
+    JSON escapes character by character, so the pieces' bytes are those of the whole text; `text` itself (escaped
+    whole) when one is not found after the one before it. A text right where the previous one ends (a prompt's head
+    at 0) is found by one comparison: `str.find` preprocesses its whole needle on every call."""
+    out, pos = [], 0
+    for block in shown:
+        start = pos if text.startswith(block, pos) else text.find(block, pos)
+        if start < 0:
+            return text
+        if start > pos:
+            out.append(_escaped_utf8(text[pos:start]))
+        out.append(_piece(block, pieces))
+        pos = start + len(block)
+    if pos < len(text):
+        out.append(_escaped_utf8(text[pos:]))
+    return tuple(out)
+
+
 def dumps_lines(rows: list[dict[str, Any] | Row], *, whole: bool = False) -> bytes:
     """JSONL of `rows` as UTF-8 bytes: `b"".join(line_pieces(rows, whole=whole))`."""
     return b"".join(line_pieces(rows, whole=whole))
 
 
 def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes: list[int] | None = None,
-                ends: list[int] | None = None) -> list[bytes]:
+                ends: list[int] | None = None, shown: Sequence[Sequence[str]] | None = None) -> list[bytes]:
     """JSONL of `rows` as UTF-8 bytes, a line each: the bytes of `dumps(row) + "\n"` for every row, built without a
     str of the whole row (each piece is encoded once), and a long string or a list of objects or lists that several
     rows hold (the same object: an item's variants share their solution and provenance) dumped once per call
@@ -597,7 +624,9 @@ def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes:
     `whole=True` dumps each row in one piece: for small rows (shard metas: 0.16 -> 0.10 s CPU for 5,600) cutting
     costs more than it saves. Returned as the pieces (`dumps_lines` joins them): a file writer hands them to
     `os.writev` instead of copying a batch into one bytes object first; `sizes` (a list) gets each line's byte length,
-    newline included, and `ends` the index in the pieces after each line's last piece (row i is pieces[ends[i-1]:ends[i]])."""
+    newline included, and `ends` the index in the pieces after each line's last piece (row i is pieces[ends[i-1]:ends[i]]).
+    `shown[i]`: texts row i's long message contents show, in order, that other rows show too (synth: the head of the
+    prompt an item's variants share), each escaped once per call (`_composed`)."""
     data = [row.to_dict() if isinstance(row, Row) else row for row in rows]
     if whole:
         lines = [_utf8(_ENCODER.encode(row)) + _NEWLINE for row in data]
@@ -614,8 +643,8 @@ def line_pieces(rows: list[dict[str, Any] | Row], *, whole: bool = False, sizes:
     out: list[bytes] = []
     pieces: Pieces = {}
     start = 0
-    for row in data:
-        if type(row) is not dict or not _line(row, out, pieces, shared):
+    for i, row in enumerate(data):
+        if type(row) is not dict or not _line(row, out, pieces, shared, shown[i] if shown else ()):
             out.append(_utf8(_ENCODER.encode(row)))
         out.append(_NEWLINE)
         if sizes is not None:

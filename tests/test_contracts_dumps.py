@@ -113,3 +113,36 @@ def test_a_bad_generated_row_stops_the_shard_naming_sample_and_field():
     assert b"".join(shards.encoded_lines([good])[0]) == _plain(good) + b"\n"
     with pytest.raises(InputError, match=r"generated sample 's2'; field 'provenance\[1\]\.value': \"1\" is not a number"):
         shards.encoded_lines([good, bad])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(_pieces, _pieces, _pieces), min_size=1, max_size=3),
+       st.lists(st.sampled_from(["head", "start", "middle", "rest", "stray", "empty"]), max_size=4), st.booleans())
+def test_texts_several_rows_show_write_the_bytes_of_json_dumps(specs, picks, long_rest):
+    """Prompts written as the escapes of the texts they show (a head two rows share, texts inside it, after it, not in
+    it at all, empty) and of the text around them: tricky characters (escapes, lone halves of a surrogate pair, CJK)
+    at every boundary; a text missing from a prompt writes it whole."""
+    rows, shown = [], []
+    for start, middle, rest in specs:
+        head = _long(start + middle)
+        texts = {"head": head, "start": start, "middle": middle, "rest": rest, "stray": "\ud800" + middle + "\x00",
+                 "empty": ""}
+        for tail in (rest, rest + "\n" + (_long(start) if long_rest else start)):
+            rows.append({"id": start, "messages": [{"role": "system", "content": middle},
+                                                   {"role": "user", "content": head + tail}], "solution": rest})
+            shown.append([texts[pick] for pick in picks])
+    expected = b"".join(_plain(row) + b"\n" for row in rows)
+    sizes = []
+    assert b"".join(contracts.line_pieces(rows, shown=shown, sizes=sizes)) == expected
+    assert sizes == [len(_plain(row)) + 1 for row in rows]
+
+
+def test_a_head_two_rows_show_is_escaped_once(monkeypatch):
+    """An item's variants start with the same head (one str): `line_pieces` escapes it once for both rows, and the
+    text after it for each."""
+    head = _long("Documents: 中\t\"q\"\\")
+    rows = [{"id": f"r{i}", "messages": [{"role": "user", "content": f"{head}\nhint {i}"}]} for i in range(2)]
+    escaped = []
+    monkeypatch.setattr(contracts, "_escaped_utf8", lambda text: escaped.append(text) or _plain(text)[1:-1])
+    assert contracts.dumps_lines(rows) == b"".join(contracts.line_pieces(rows, shown=[(head,), (head,)]))
+    assert len(escaped) == 2 + 3 and escaped[2:] == [head, "\nhint 0", "\nhint 1"]

@@ -660,7 +660,7 @@ class Builder:
         # issue 11: a no-hint variant only for indices whose convention is standard; its prompt states the conventions
         variants = [v for v in cfg.hint_variants if v == "hint" or all(ix.no_hint for ix in item.indices)]
         hinted = [variant == "hint" for variant in variants]
-        users = instructions.user_messages(  # the prompt's shared parts are written once for all variants
+        head, users = instructions.user_messages(  # the prompt's shared parts are written once for all variants
             choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
             periods=item.periods, kinds=kinds, currency=currency, scope_note=parent_shown, split_text=split_text,
             variants=[([ix.hint_text(language) for ix in item.indices], None) if hint else
@@ -672,6 +672,7 @@ class Builder:
                    "messages": [{"role": "system", "content": choice.system}, {"role": "user", "content": user}],
                    "answer": answer, "solution": solution, "n_tokens": 0, "tokenizer": self.counter.name,
                    "provenance": provenance, "language": language, "value_unrounded": unrounded,
-                   "_blocks": counted}  # popped by the token-cap step: each rendering is counted once per run
+                   "_blocks": counted,  # popped by the token-cap step: each rendering is counted once per run
+                   "_shown": (head,) if len(users) > 1 else ()}  # popped by the writer: the head escaped once per item
             rows.append(row)
         return rows

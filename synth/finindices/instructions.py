@@ -141,14 +141,16 @@ def user_message(choice: Choice, *, company: str, company_name: str, blocks: lis
     so the question says the answer is for the consolidated group (issue 11)."""
     return user_messages(choice, company=company, company_name=company_name, blocks=blocks, index_names=index_names,
                          periods=periods, kinds=kinds, currency=currency, variants=[(hints, conventions)],
-                         scope_note=scope_note, split_text=split_text)[0]
+                         scope_note=scope_note, split_text=split_text)[1][0]
 
 
 def user_messages(choice: Choice, *, company: str, company_name: str, blocks: list[str], index_names: list[str],
                   periods: list[str], kinds: list[str], currency: str, variants: list[tuple[list[str] | None, list[str] | None]],
-                  scope_note: bool = False, split_text: str = "") -> list[str]:
-    """`user_message` for each (hints, conventions) of `variants`: an item's hint variants differ only in the
-    formula block (or the conventions said instead), so the documents, question and constraints are written once."""
+                  scope_note: bool = False, split_text: str = "") -> tuple[str, list[str]]:
+    """The head every variant starts with (intro, documents, question: one str) and `user_message` for each (hints,
+    conventions) of `variants`: an item's hint variants differ only in the formula block (or the conventions said
+    instead), so the documents, question and constraints are written once, and the head's JSON is escaped once for
+    all of them (`contracts.line_pieces`, `shown`)."""
     pool = templates(choice.language)
     sep = pool["list_sep"]
     head = [choice.intro.format(company_name=company_name, company=company), ""]
@@ -163,7 +165,8 @@ def user_messages(choice: Choice, *, company: str, company_name: str, blocks: li
     if split_text:  # the shown per-share amounts / share counts are on the latest split basis, not as first filed
         head.append(split_text)
     tail = [constraint_text(choice, kinds, currency), pool["answer"][choice.answer_format]]
-    return ["\n".join(head + _formula_block(pool, index_names, hints, conventions) + tail) for hints, conventions in variants]
+    text = "\n".join(head)
+    return text, ["\n".join([text, *_formula_block(pool, index_names, hints, conventions), *tail]) for hints, conventions in variants]
 
 
 def _formula_block(pool: dict, index_names: list[str], hints: list[str] | None, conventions: list[str] | None) -> list[str]:

@@ -150,11 +150,13 @@ def encoded_lines(rows: list[dict]) -> tuple[list[bytes], bytes]:
 
 def _checked_pieces(rows: list[dict]) -> tuple[list[bytes], list[int], list[int]]:
     """The rows checked against contract 4, then their lines as `contracts.line_pieces` with each line's byte length
-    and the index after its last piece."""
+    and the index after its last piece. A generated row's `_shown` (the texts its prompt shares with other rows: the
+    head of an item's variants, contexts.Builder.write) is taken out first and handed to `line_pieces`."""
+    shown = [row.pop("_shown", ()) for row in rows]
     Sample.check_rows(rows, lambda row: f"generated sample {row.get('id')!r}")
     sizes: list[int] = []
     ends: list[int] = []
-    return line_pieces(rows, sizes=sizes, ends=ends), sizes, ends
+    return line_pieces(rows, sizes=sizes, ends=ends, shown=shown), sizes, ends
 
 
 def write_part(out: Path, k: int, name: str, lines: bytes | list[bytes], metas: bytes) -> str:
