@@ -554,20 +554,19 @@ def _line(data: dict, out: list[bytes], pieces: Pieces, shared: frozenset[int] =
     texts of `shown`: by `_composed`) and spliced in at its placeholder. False (nothing appended) when a placeholder
     would be ambiguous (the row itself holds one)."""
     holes: list = []  # the values cut out (or a content's escaped pieces), in the order json writes their placeholders
-    skeleton = {}
+    skeleton = dict(data)  # a copy (C): only the values cut out are set again
     for key, value in data.items():
-        if key == "messages" and type(value) is list:
-            messages = []
-            for m in value:
-                if type(m) is dict and _is_long(m.get("content")):
-                    holes.append(_composed(m["content"], shown, pieces) if shown else m["content"])
-                    m = {**m, "content": _HOLE}
-                messages.append(m)
-            value = messages
-        elif _is_long(value) or (type(value) is list and id(value) in shared):
-            holes.append(value)
-            value = _HOLE
-        skeleton[key] = value
+        kind = type(value)  # one look-up: a number, a flag or null is neither cut out nor looked into
+        if kind is str:
+            if len(value) >= _LONG:
+                holes.append(value)
+                skeleton[key] = _HOLE
+        elif kind is list:
+            if key == "messages":
+                skeleton[key] = _messages(value, holes, pieces, shown)
+            elif id(value) in shared:
+                holes.append(value)
+                skeleton[key] = _HOLE
     parts = _utf8(_ENCODER.encode(skeleton)).split(_HOLE_TEXT)  # every match is inside one JSON string
     if len(parts) != len(holes) + 1:
         return False
@@ -587,6 +586,18 @@ def _line(data: dict, out: list[bytes], pieces: Pieces, shared: frozenset[int] =
         out.append(_piece(value, pieces))
     out.append(part)
     return True
+
+
+def _messages(messages: list, holes: list, pieces: Pieces, shown: Sequence[str]) -> list:
+    """`messages` with each long content cut out (appended to `holes`: the content, or its escaped pieces where it
+    shows texts of `shown`) and a placeholder in its place."""
+    out = []
+    for m in messages:
+        if type(m) is dict and _is_long(m.get("content")):
+            holes.append(_composed(m["content"], shown, pieces) if shown else m["content"])
+            m = {**m, "content": _HOLE}
+        out.append(m)
+    return out
 
 
 def _composed(text: str, shown: Sequence[str], pieces: Pieces) -> str | tuple[bytes, ...]:
