@@ -68,6 +68,17 @@ def test_replayed_evaluations_equal_fresh_ones(facts):
     assert compared > 200
 
 
+def test_readings_are_kept_once(facts):
+    """compute() keeps each fact reading in its own readings only: the full store does not remember the derivation too
+    (a second copy of every read, held as long as the store)."""
+    store = FactStore(facts["NVDA"], quarter_columns=False)
+    for index_id in ("revenue_yoy", "equity_turnover", "gross_margin"):
+        for period in ("FY2025", "FY2025Q3", "FY2025Q2TTM"):
+            outcome(store, "NVDA", index_id, period)
+    assert len(store.index_memo()["facts"]["NVDA", "consolidated"]) > 10
+    assert store.__dict__.get("_value_memo", {}) == {}
+
+
 def test_a_view_records_nothing(facts):
     """A view (a prompt's reports) derives afresh: it neither records nor reads the full store's recordings."""
     store = FactStore(facts["NVDA"], quarter_columns=False)

@@ -288,7 +288,8 @@ class _Evaluator:
     def _read(self, concept: str, p: Period, basis: str):
         """The reading of a concept at (p, basis) (see `_reading`), or the LedgerError it gives (returned: never raise
         it as is). On a full store each reading, or error, is made once per (concept, period, basis) and kept in
-        `readings` (the store's remembered derivation, already in the form an evaluation adds)."""
+        `readings` only (the store's derivation, not remembered by the store too: `FactStore.derive_or_error`), already
+        in the form an evaluation adds."""
         readings = self.readings
         if readings is None:
             got = self.store.shared_or_error(self.company, concept, p, self.scope, basis)
@@ -296,7 +297,7 @@ class _Evaluator:
         key = (concept, p.label, basis)
         reading = readings.get(key)
         if reading is None:
-            got = self.store.shared_or_error(self.company, concept, p, self.scope, basis)
+            got = self.store.derive_or_error(self.company, concept, p, self.scope, basis)
             reading = readings[key] = got if isinstance(got, Exception) else _reading(got, concept, p.label, basis)
         return reading
 
