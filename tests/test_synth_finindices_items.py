@@ -218,3 +218,28 @@ def test_fitting_is_the_eligible_indices_that_accept_the_periods():
                 assert builder.fitting(company, axis, chosen) == want
                 checked += 1
     assert checked > 100 and len(builder._accepted) < len(builder._fits)
+
+
+def test_rendered_blocks_share_labels_across_scales_and_figures_across_languages(built, monkeypatch):
+    """A statement's labels are computed once per language and its figures once per scale, whichever formats, scales
+    and languages its blocks are shown in (issue 17: a rendering of a company is mostly seen once over many filers);
+    each rendering is the one made from scratch."""
+    import ledgerlm.synth.finindices.contexts as contexts
+    from ledgerlm.synth.statements.render import render_statement
+
+    builder, _, _ = built
+    company = builder.companies[0]
+    report = builder.reports[company][-1]
+    calls = []
+    for name in ("statement_labels", "statement_figures"):
+        real = getattr(contexts, name)
+        monkeypatch.setattr(contexts, name, lambda stmt, arg, real=real, name=name: calls.append((name, arg)) or real(stmt, arg))
+    builder._rendered.clear()
+    builder._blocks.clear()
+    for language, scale in (("en", 1), ("zh", 1), ("en", 1_000_000), ("zh", 1_000_000)):
+        for fmt in ("text", "html", "tuples", "markdown"):
+            block = builder.rendered_block(company, report, "consolidated", ["income"], fmt, language, scale)
+            stmt = builder.statement(company, report, "income", "consolidated")
+            assert block.text == render_statement(stmt, fmt, scale=scale, language=language)
+    assert sorted(calls) == [("statement_figures", 1), ("statement_figures", 1_000_000),
+                             ("statement_labels", "en"), ("statement_labels", "zh")]

@@ -34,13 +34,13 @@ _items = st.lists(st.fixed_dictionaries({"concept": st.sampled_from(["revenue", 
 @given(_items, st.sampled_from([1, 1000, 1e6]), st.sampled_from(["en", "zh"]), st.sampled_from(["FY2024", "FY'24"]))
 def test_statement_json_and_tuples_are_the_plain_definitions(items, scale, language, period):
     """The JSON representation is json.dumps(stmt, indent=2); each tuples line is repr((label, period, value))."""
-    from ledgerlm.synth.statements.render import _rows, _scale, shown_scaled
+    from ledgerlm.synth.statements.render import _scale, shown_scaled, statement_labels
 
     stmt = {"company": "X", "period": period, "statement": "income", "scope": "consolidated", "unit": "USD", "items": items}
     assert render_statement(stmt, "json") == json.dumps(stmt, ensure_ascii=False, indent=2)
     lines = render_statement(stmt, "tuples", scale=scale, language=language).split("\n")[2:]
     expected = []
-    for (label, _), item in zip(_rows(stmt, _scale(scale), language), items):
+    for label, item in zip(statement_labels(stmt, language), items):
         value = item["value"]
         if value is not None and shown_scaled(item["concept"]):
             value = round(value / _scale(scale), 6)
@@ -52,10 +52,10 @@ def test_statement_json_and_tuples_are_the_plain_definitions(items, scale, langu
 @given(_items, st.sampled_from([1, 1000, 1e6]), st.sampled_from(["en", "zh"]))
 def test_text_rows_are_the_padded_format_definition(items, scale, language):
     """Text rows are `f"{label:<{width}}  {value:>{vwidth}}"` (written with ljust/rjust), CJK labels included."""
-    from ledgerlm.synth.statements.render import _rows, _scale
+    from ledgerlm.synth.statements.render import statement_figures, statement_labels
 
     stmt = {"company": "X", "period": "FY2024", "statement": "income", "scope": "consolidated", "unit": "USD", "items": items}
-    rows = _rows(stmt, _scale(scale), language)
+    rows = list(zip(statement_labels(stmt, language), statement_figures(stmt, scale)))
     width = max([len("项目" if language == "zh" else "Item")] + [len(label) for label, _ in rows])
     vwidth = max([len("FY2024")] + [len(v) for _, v in rows])
     body = render_statement(stmt, "text", scale=scale, language=language).split("\n", 3)[3:]  # after title, units, header
@@ -88,10 +88,10 @@ def test_line_items_with_units_are_json_dumps(items, reorder):
 def test_figures_are_the_six_decimal_definition(value, scale):
     """A row's figure is `f"{abs(v):,.6f}"` without trailing zeros, in parentheses when negative, whole floats included
     (written without the six decimals)."""
-    from ledgerlm.synth.statements.render import _rows
+    from ledgerlm.synth.statements.render import statement_figures
 
     stmt = {"company": "X", "period": "FY2024", "statement": "income", "scope": "consolidated", "unit": "USD",
             "items": [{"concept": "revenue", "label": "Revenue", "value": value}]}
     shown = value / scale
     text = f"{abs(shown):,.6f}".rstrip("0").rstrip(".")
-    assert _rows(stmt, scale, "en") == [("Revenue", f"({text})" if shown < 0 else text)]
+    assert statement_figures(stmt, scale) == [f"({text})" if shown < 0 else text]

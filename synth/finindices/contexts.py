@@ -33,7 +33,7 @@ from ledgerlm.synth.indices.compute import compute
 from ledgerlm.synth.indices.concepts import concept_keys
 from ledgerlm.synth.indices.registry import load_registry, may_derive, period_kind
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
-from ledgerlm.synth.statements.render import render_statement, statement_rows
+from ledgerlm.synth.statements.render import render_statement, statement_figures, statement_labels
 from ledgerlm.synth.statements.store import FactStore, forget_frames, fresh_copy
 
 STATEMENTS = ("balance", "income", "cashflow")
@@ -548,17 +548,25 @@ class Builder:
             key = (company, report, name, scope, fmt) + ((language, scale) if fmt != "json" else ())
             if key not in self._rendered:
                 stmt = self.statement(company, report, name, scope)
-                rows = None
-                if stmt is not None and fmt != "json":  # labels and figures: shared by the five table formats
-                    rows_key = (company, report, name, scope, "rows", language, scale)
-                    rows = self._rendered.get(rows_key)
-                    if rows is None:
-                        rows = self._rendered[rows_key] = statement_rows(stmt, scale=scale, language=language)
-                self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language, rows=rows)
+                labels = figures = None
+                if stmt is not None and fmt != "json":  # shared by the table formats: labels at every scale, figures in both languages
+                    labels = self._column(company, report, name, scope, language, statement_labels, stmt)
+                    if fmt != "tuples":  # which writes the values themselves
+                        figures = self._column(company, report, name, scope, scale, statement_figures, stmt)
+                self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language,
+                                                                                 labels=labels, figures=figures)
             if self._rendered[key] is not None:
                 parts.append(self._rendered[key])
         block = self._blocks[block_key] = Block(STATEMENT_SEP.join(parts), tuple(parts))
         return block
+
+    def _column(self, company: str, report: ReportKey, name: str, scope: str, arg, column, stmt: dict) -> list[str]:
+        """`column(stmt, arg)` (the labels of a language or the figures of a scale), memoised per statement."""
+        key = (company, report, name, scope, column, arg)
+        hit = self._rendered.get(key)
+        if hit is None:
+            hit = self._rendered[key] = column(stmt, arg)
+        return hit
 
     def company_splits(self, company: str) -> list[tuple[str, str]]:
         """`store.splits(company)`, memoised (it scans every cell's note)."""

@@ -80,16 +80,18 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
     return f"(in {SCALE_WORDS[scale]} of {unit}, except per-share amounts and share counts)"
 
 
-def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
-    """(label, figure) of every line item. A figure is `_number(value)`, a whole float written directly: `f"{x:,.0f}"`
-    is `f"{x:,.6f}"` without its six zeros for every finite whole float (amounts are whole at the block's exact
-    scales), and no memo entry is made for a figure seen once (distinct filers print distinct figures; a statement's
-    rows are built once and shared by its formats)."""
-    items = stmt["items"]
-    labels = [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in items]  # = _row_label(item, language)
+def _labels(stmt: dict, language: str) -> list[str]:
+    """The row label of every line item (`_row_label`)."""
+    return [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in stmt["items"]]
+
+
+def _figures(stmt: dict, scale: float) -> list[str]:
+    """The shown figure of every line item: `_number(value)`, a whole float written directly: `f"{x:,.0f}"` is
+    `f"{x:,.6f}"` without its six zeros for every finite whole float (amounts are whole at the block's exact scales),
+    and no memo entry is made for a figure seen once (distinct filers print distinct figures)."""
     figures = []
     add = figures.append
-    for item in items:
+    for item in stmt["items"]:
         value = item.get("value")
         if value is None:
             add("—")
@@ -100,7 +102,7 @@ def _rows(stmt: dict, scale: float, language: str) -> list[tuple[str, str]]:
             add(f"{value:,.0f}" if value > 0 else f"({-value:,.0f})" if value < 0 else "0")  # -0.0 prints as 0
         else:
             add(_number(value))
-    return list(zip(labels, figures))
+    return figures
 
 
 def _title(stmt: dict, language: str) -> str:
@@ -193,14 +195,21 @@ def _scale(scale: float) -> float:
     return int(scale) if scale.is_integer() else scale
 
 
-def statement_rows(stmt: dict, *, scale: float = 1, language: str = "en") -> list[tuple[str, str]]:
-    """(row label, shown figure) of every line: what the five table formats share (synth renders one statement
-    in several formats and passes these back as `rows`)."""
-    return _rows(stmt, _scale(scale), language)
+def statement_labels(stmt: dict, language: str = "en") -> list[str]:
+    """The row label of every line item: the same at every scale (synth renders one statement at several scales
+    and in several formats, and passes these back as `labels`)."""
+    return _labels(stmt, language)
 
 
-def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = "en", rows: list | None = None) -> str:
-    """The statement as text in one of FORMATS (`rows`: `statement_rows` of the same statement, scale and language)."""
+def statement_figures(stmt: dict, scale: float = 1) -> list[str]:
+    """The shown figure of every line item: the same in both languages and in the five table formats (`figures`)."""
+    return _figures(stmt, _scale(scale))
+
+
+def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = "en", labels: list[str] | None = None,
+                     figures: list[str] | None = None) -> str:
+    """The statement as text in one of FORMATS (`labels`, `figures`: `statement_labels` and `statement_figures` of the
+    same statement, language and scale)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="as")
     if fmt == "json":
@@ -208,31 +217,33 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     scale = _scale(scale)
     title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt)
     item_word = "项目" if language == "zh" else "Item"
-    rows = _rows(stmt, scale, language) if rows is None else rows
+    labels = _labels(stmt, language) if labels is None else labels
+    if figures is None and fmt != "tuples":  # the tuples format writes the values themselves
+        figures = _figures(stmt, scale)
     if fmt == "html":
         attrs = " ".join(f'data-{k}="{html.escape(str(stmt.get(k, "")))}"' for k in ("company", "period", "statement", "scope", "unit"))
-        body = "\n".join([f"    <tr><td>{_html_escape(label)}</td><td>{value}</td></tr>" for label, value in rows])
+        body = "\n".join([f"    <tr><td>{_html_escape(label)}</td><td>{value}</td></tr>" for label, value in zip(labels, figures)])
         return (f'<table {attrs} data-scale="{scale}">\n  <caption>{html.escape(title)} {html.escape(units)}</caption>\n'
                 f"  <thead><tr><th>{item_word}</th><th>{html.escape(period)}</th></tr></thead>\n  <tbody>\n{body}\n  </tbody>\n</table>")
     if fmt == "latex":
         esc = _latex_escape
-        body = "\n".join([f"{esc(label)} & {value} \\\\" for label, value in rows])
+        body = "\n".join([f"{esc(label)} & {value} \\\\" for label, value in zip(labels, figures)])
         return (f"\\begin{{table}}[h]\n\\caption{{{esc(title)} {esc(units)}}}\n\\begin{{tabular}}{{lr}}\n\\toprule\n"
                 f"{item_word} & {esc(period)} \\\\\n\\midrule\n{body}\n\\bottomrule\n\\end{{tabular}}\n\\end{{table}}")
     if fmt == "markdown":
-        body = "\n".join([f"| {label.replace('|', '/')} | {value} |" for label, value in rows])
+        body = "\n".join([f"| {label.replace('|', '/')} | {value} |" for label, value in zip(labels, figures)])
         return f"**{title}**\n\n{units}\n\n| {item_word} | {period} |\n|---|---:|\n{body}"
     if fmt == "text":
-        width = max([len(item_word)] + [len(label) for label, _ in rows])
-        vwidth = max([len(period)] + [len(v) for _, v in rows])
+        width = max([len(item_word)] + [len(label) for label in labels])
+        vwidth = max([len(period)] + [len(v) for v in figures])
         lines = [title, units, f"{item_word:<{width}}  {period:>{vwidth}}"]
-        lines += [label.ljust(width) + "  " + value.rjust(vwidth) for label, value in rows]  # = f"{label:<{width}}  {value:>{vwidth}}"
+        lines += [label.ljust(width) + "  " + value.rjust(vwidth) for label, value in zip(labels, figures)]  # = f"{label:<{width}}  {value:>{vwidth}}"
         return "\n".join(lines)
     # tuples: one (label, period, value) per line, values scaled as the unit header says; each line is the repr of
     # the tuple, written from its parts' reprs (the period's once per statement)
     lines = [f"# {title}", f"# {units}"]
     middle = f", {stmt['period']!r}, "
-    for (label, _), item in zip(rows, stmt["items"]):
+    for label, item in zip(labels, stmt["items"]):
         value = item.get("value")
         if value is not None and shown_scaled(item.get("concept", "")):
             value = value / scale
