@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from ledgerlm.synth.finindices.pipeline import Drop, TokenCountMismatch, token_cap_step
 from ledgerlm.synth.finindices.tokens import (CUTS, FIGURES, HF_NL_PATTERNS, Block, TokenCounter, _digits_apart_text, _find,
-                                              _hf_figures, _NL_LINES, _NL_LINES_BYTES, _WORDS, _WORDS_BYTES)
+                                              _hf_figures, _NL_LINES, _NL_LINES_BYTES, _WORDS, _WORDS_BYTES, _zero_lines)
 
 FRAGMENTS = ["\n", "\n\n", "\n\n\n", " ", "  ", "\t", "\r\n", "/", "}", "{", ":", ";", ",", ".", "|", "(", ")", "-", "—",
              "a", "Abc", "ABC", "word", "Revenue", "1", "12", "123456", "3.14", "中文", "利润表", "ひら", "'s", "'T",
@@ -322,6 +322,16 @@ def test_byte_line_cuts_are_line_cuts(parts):
     if text.isascii():
         assert [p for p in pieces if p] == [p for p in _NL_LINES.findall(text) if p]
     assert [p.decode() for p in _NL_LINES_BYTES.findall("营业收入 1\n利润 2\n".encode())] == ["营业收入 1\n", "利润 2\n", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS + NON_ASCII_AFTER_NEWLINE + ["\n  /", "\n\t", " \n ", "\n \n", "\r", "\n\r"]),
+                      max_size=60))
+def test_byte_lines_split_after_the_last_kept_newline_are_the_regex_pieces(parts):
+    """`_zero_lines` (`splitlines` after the last newline `_NL_LINES_BYTES` keeps inside a piece) gives its pieces."""
+    raw = "".join(parts).encode()
+    assert _zero_lines(raw) == [p for p in _NL_LINES_BYTES.findall(raw) if p]
+    assert _zero_lines(b"# T\n\n(in USD)\n\n| a | 1 |\n| b | 2 |") == [b"# T\n\n", b"(in USD)\n\n", b"| a | 1 |\n", b"| b | 2 |"]
 
 
 def test_byte_line_cuts_before_whitespace_would_give_wrong_counts(counters, monkeypatch):
