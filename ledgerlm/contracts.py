@@ -109,20 +109,55 @@ class Row:
     @classmethod
     def check_rows(cls, rows: Iterable[Any], where: Callable[[Any], str]) -> None:
         """`from_dict`'s checks on every row of a batch (the same errors, `where(row)` naming the row), without keeping
-        the rows: a list or object that several rows hold (the same object: an item's variants share their provenance,
-        traps and periods) is checked once per call."""
+        the rows. A row goes through `_passes` first: the values whose type alone does not settle their field (found once
+        per shape: the row's keys and value types) are checked, each object once per call and field (an item's
+        variants share their provenance, traps and periods); a row it does not clear goes through `_values`, which
+        raises its error (or keeps an open row's unknown keys)."""
+        checkers = _checkers(cls)
+        plans: dict[tuple, tuple | None] = {}
         checked: dict[tuple[str, int], Any] = {}  # (field, id) -> the value (held: no other object takes its id)
         defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
         factories = {f.name: f.default_factory for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING}
         for data in rows:
             here = where(data) or None
-            values = cls._values(data, here, checked)
+            values = data if cls._passes(data, plans, checkers) else cls._values(data, here, checked)
             row = object.__new__(cls)  # the fields `cls(**values)` would set, without its per-field Python code
             fields = row.__dict__
             fields.update(defaults)
             fields.update((name, make()) for name, make in factories.items() if name not in values)
             fields.update(values)
             row.check(here)
+
+    @classmethod
+    def _passes(cls, data: Any, plans: dict[tuple, tuple | None], checkers: dict[str, Checker]) -> bool:
+        """Whether `data` passes `_values`' checks with `data` itself as the values; False where that is not known the
+        fast way (a problem, or a row only `_values` takes: not a plain dict, an unknown or missing field, an open row).
+        `plans` holds, per shape (the row's keys, then its values' types), `_plan`'s checks."""
+        if type(data) is not dict:
+            return False
+        shape = (*data, *map(type, data.values()))
+        plan = plans.get(shape, False)
+        if plan is False:
+            plan = plans[shape] = cls._plan(shape, checkers)
+        if plan is None:
+            return False
+        for name, check, seen in plan:
+            value = data[name]
+            if id(value) not in seen:
+                if check(value):
+                    return False
+                seen[id(value)] = value  # held: no other object takes its id
+        return True
+
+    @classmethod
+    def _plan(cls, shape: tuple, checkers: dict[str, Checker]) -> tuple | None:
+        """The checks a row of `shape` needs: (field, its checker, the ids of the values it passed) for each value whose
+        type does not pass the field outright (`_outright`), in the row's order; None for a shape `_values` must see."""
+        keys, kinds = shape[:len(shape) // 2], shape[len(shape) // 2:]
+        if cls.OPEN or any(key not in checkers for key in keys) or any(name not in keys for name in _required(cls)):
+            return None
+        outright = _outrights(cls)
+        return tuple((key, checkers[key], {}) for key, kind in zip(keys, kinds) if kind not in outright[key])
 
     @classmethod
     def _values(cls, data: Any, here: str | None, checked: dict | None) -> dict:
@@ -320,6 +355,7 @@ Problem = "tuple[str, str, Any]"  # (path below the checked value, message templ
 Checker = Callable[[Any], "Problem | None"]  # formatted only when raised; paths are built only on failure
 _CACHE: dict[type, dict[str, Checker]] = {}
 _REQUIRED: dict[type, tuple[str, ...]] = {}
+_OUTRIGHT: dict[type, dict[str, frozenset]] = {}
 
 
 def _checkers(cls: type) -> dict[str, Checker]:
@@ -335,6 +371,14 @@ def _required(cls: type) -> tuple[str, ...]:
         _REQUIRED[cls] = tuple(f.name for f in dataclasses.fields(cls)
                                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
     return _REQUIRED[cls]
+
+
+def _outrights(cls: type) -> dict[str, frozenset]:
+    """Per field of `cls`: the exact types its checker accepts outright (`_outright`)."""
+    if cls not in _OUTRIGHT:
+        hints = typing.get_type_hints(cls)
+        _OUTRIGHT[cls] = {name: _outright(hints[name]) for name in _checkers(cls)}
+    return _OUTRIGHT[cls]
 
 
 def _message(problem: Problem) -> str:

@@ -165,6 +165,18 @@ def test_check_rows_checks_a_list_several_rows_share_once(monkeypatch):
     assert len(calls) == 3  # a new call checks again; an equal but separate list is checked on its own
 
 
+def test_check_rows_checks_a_value_under_each_field_that_holds_it():
+    """A value passed under one field is not taken as checked under another: rows of one shape share their checks, the
+    object memo is per field (a list of periods is not a list of traps)."""
+    periods = ["FY2023"]
+    rows = [dict(SAMPLE, id="s1", target_periods=periods), dict(SAMPLE, id="s2", target_periods=periods, traps=periods)]
+    with pytest.raises(InputError) as err:
+        Sample.check_rows(rows, lambda row: row["id"])
+    with pytest.raises(InputError) as expected:
+        Sample.from_dict(rows[1], "s2")
+    assert str(err.value) == str(expected.value) and "field 'traps[0]'" in str(err.value)
+
+
 def test_missing_required_field_and_broken_lines(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({k: v for k, v in SAMPLE.items() if k != "answer"}) + "\n", encoding="utf-8")
