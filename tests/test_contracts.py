@@ -177,6 +177,27 @@ def test_check_rows_checks_a_value_under_each_field_that_holds_it():
     assert str(err.value) == str(expected.value) and "field 'traps[0]'" in str(err.value)
 
 
+FACT = {"concept": "r", "period": "FY2023", "value": 1.0, "source": "x"}
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"provenance": [FACT, {"concept": "r", "period": "FY2023", "value": 1.0, "unit": "x"}]}, "provenance[1].source"),
+    ({"provenance": [FACT, FACT, dict(FACT, concept=None)]}, "provenance[2].concept"),
+    ({"context_formats": ["json", "json "]}, "context_formats[1]"),
+    ({"context_periods": ["FY2023", None]}, "context_periods[1]"),
+    ({"paradigm": "table", "answer": [[1.0, "x"], [2.0, [3]]]}, "answer[1][1]"),
+])
+def test_check_rows_finds_one_bad_element_among_plain_ones(change, field):
+    """A list whose elements are checked in passes over the whole list (plain values, context formats, provenance) is
+    still checked element by element when one of them does not fit: the same error as `from_dict`."""
+    bad = {**SAMPLE, **change}
+    with pytest.raises(InputError) as err:
+        Sample.check_rows([dict(SAMPLE), bad], lambda row: "gen row 1")
+    with pytest.raises(InputError) as expected:
+        Sample.from_dict(bad, "gen row 1")
+    assert str(err.value) == str(expected.value) and f"field {field!r}" in str(err.value), str(err.value)
+
+
 def test_missing_required_field_and_broken_lines(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({k: v for k, v in SAMPLE.items() if k != "answer"}) + "\n", encoding="utf-8")
