@@ -124,10 +124,9 @@ class Row:
             here = where(data) or None
             values = data if cls._passes(data, plans, checkers) else cls._values(data, here, checked)
             row = object.__new__(cls)  # the fields `cls(**values)` would set, without its per-field Python code
-            fields = row.__dict__
-            fields.update(defaults)
-            fields.update((name, make()) for name, make in factories.items() if name not in values)
-            fields.update(values)
+            row.__dict__ = {**defaults, **values}
+            if factories:  # a field with a default_factory that the row lacks: a fresh value, as `cls(**values)`
+                row.__dict__.update((name, make()) for name, make in factories.items() if name not in values)
             row.check(here)
 
     @classmethod
