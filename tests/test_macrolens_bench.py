@@ -132,3 +132,16 @@ def test_t1_unparsed_is_a_zero_forecast_and_every_metric_is_stratified():
     strata = summary["T1"]["E"]["strata"]["sector"]
     assert set(strata["S"]) >= {"mse", "mae", "da", "mase", "smape", "parse_pct"}
     assert strata["S"]["parse_pct"] == pytest.approx(50.0) and strata["R"]["mse"]["value"] == pytest.approx(0.0)
+
+
+
+def test_the_cached_fixture_folder_is_removed_when_the_process_exits():
+    """Every test process writes the fixture once into a temp folder: it is one of the folders `cachedir` removes when
+    the process that made it exits (tests/test_synth_storecache.py runs that removal end to end; a fresh process
+    writing the fixture takes ~25 s, so this checks the registration in-process)."""
+    import os
+
+    from ledgerlm import cachedir
+
+    path = cached_fixture_dir()
+    assert any(path.iterdir()) and (os.getpid(), str(path)) in cachedir._TEMP

@@ -275,9 +275,9 @@ _CACHE: dict[int, Path] = {}
 
 
 def cached_fixture_dir(seed: int = 42) -> Path:
-    """The fixture written once per process into a temporary folder (tests share it)."""
+    """The fixture written once per process into a temporary folder (tests share it), removed when the process exits."""
     if seed not in _CACHE:
-        import tempfile
+        from ledgerlm.cachedir import temp_folder
 
-        _CACHE[seed] = write_fixture(Path(tempfile.mkdtemp(prefix="macrolens_fixture_")), seed)
+        _CACHE[seed] = write_fixture(temp_folder("macrolens_fixture_"), seed)
     return _CACHE[seed]
