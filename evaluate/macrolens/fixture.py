@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ledgerlm.cachedir import temp_folder
 from ledgerlm.evaluate.macrolens.data import SPLIT_DATES, company_holdout
 from ledgerlm.evaluate.macrolens.release_layout import EIA_SERIES, FOLDERS, FRED_SERIES
 from ledgerlm.evaluate.macrolens.schema import load_schema
@@ -277,7 +278,5 @@ _CACHE: dict[int, Path] = {}
 def cached_fixture_dir(seed: int = 42) -> Path:
     """The fixture written once per process into a temporary folder (tests share it), removed when the process exits."""
     if seed not in _CACHE:
-        from ledgerlm.cachedir import temp_folder
-
         _CACHE[seed] = write_fixture(temp_folder("macrolens_fixture_"), seed)
     return _CACHE[seed]
