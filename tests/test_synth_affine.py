@@ -192,8 +192,67 @@ def test_a_killed_worker_is_reported_and_the_rerun_resumes_to_the_same_bytes(tmp
     assert 0 < done < 22  # shards before the kill were kept, the rest are redone
     assert build(out, FakeBuilder(affinity=plain.company), 2) == one
     shard_dir = dataset.work_dir(out) / "shards"
-    listed = {part["file"] for index in shard_dir.glob("*.parts.json") for part in json.loads(index.read_text())}
-    assert {p.name for p in shard_dir.glob("*.part-*.jsonl")} == listed  # what the killed run left was cleared
+    assert {p.name for p in shard_dir.glob("shard-wstream-*.jsonl")} == listed_streams(shard_dir)
+
+
+def listed_streams(shard_dir: Path) -> set:
+    """The worker streams the finished shards' done markers list (none: the test would not be about streams)."""
+    listed = {part["file"] for done in shard_dir.glob("*.done") for part in json.loads(done.read_text()).get("parts", ())}
+    assert listed
+    return listed
+
+
+def test_a_rerun_removes_the_worker_streams_no_finished_shard_lists_and_keeps_other_jobs(tmp_path):
+    """Each worker appends its rows to one stream pair per run (not a file pair per task); what a killed run's
+    workers appended is never listed. A rerun of the job removes its unlisted streams, not another job's."""
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "resumed"
+    shard_dir = dataset.work_dir(out) / "shards"
+    shard_dir.mkdir(parents=True)
+    dataset.shards.check_run_file(dataset.work_dir(out), FP)
+    left = [shard_dir / f"shard-wstream-0of1-dead0001-1.{suffix}" for suffix in ("jsonl", "meta")]
+    other = [shard_dir / f"shard-wstream-1of2-live0002-0.{suffix}" for suffix in ("jsonl", "meta")]
+    for path in left + other:
+        path.write_text("appended by a worker\n")
+    assert build(out, FakeBuilder(affinity=plain.company), 2) == one
+    assert not any(path.exists() for path in left) and all(path.exists() for path in other)
+    assert {p.name for p in shard_dir.glob("shard-wstream-0of1-*.jsonl")} == listed_streams(shard_dir)
+    assert len(list(shard_dir.glob("shard-wstream-0of1-*"))) == 4  # one rows + one meta stream per worker
+    stream = next(shard_dir.glob("shard-wstream-0of1-*.jsonl"))
+    stream.write_bytes(stream.read_bytes()[:-10])  # cut inside the last listed part
+    with pytest.raises(InputError, match="lists .* bytes at byte .* of this worker stream") as err:
+        dataset.merge(tmp_path / "cut", [out])
+    assert stream.name in str(err.value)
+
+
+def test_shards_in_an_older_version_s_layout_merge_to_the_same_bytes(tmp_path):
+    """A work dir an older version wrote (stats in `.stats.json`, an empty done marker, a worker-written shard's parts
+    as files listed in `.parts.json`) still merges to the same bytes."""
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "old"
+    dataset.generate(out, FP, FakeBuilder(affinity=plain.company), num_slots=150, shard_size=7, num_proc=2, progress=False)
+    shard_dir = dataset.work_dir(out) / "shards"
+    for done in sorted(shard_dir.glob("*.done")):
+        record = json.loads(done.read_text())
+        done.with_suffix(".stats.json").write_text(json.dumps(record["stats"]))
+        parts = []
+        for i, part in enumerate(record.get("parts", ())):
+            stream = shard_dir / part["file"]
+            name = done.with_suffix(f".part-{i}.jsonl").name
+            (shard_dir / name).write_bytes(stream.read_bytes()[part["at"]:part["at"] + part["bytes"]])
+            meta = stream.with_suffix(".meta").read_bytes()[part["meta_at"]:part["meta_at"] + part["meta_bytes"]]
+            (shard_dir / name).with_suffix(".meta").write_bytes(meta)
+            parts.append({"file": name, "slots": part["slots"]})
+        if parts:
+            done.with_suffix(".parts.json").write_text(json.dumps(parts))
+        done.write_text("")
+    for stream in shard_dir.glob("shard-wstream-*"):
+        stream.unlink()
+    assert len(list(shard_dir.glob("*.parts.json"))) > 10
+    dataset.merge(out, [out])
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir()) if p.is_file()} == one
 
 
 def test_build_merges_beside_the_workers_and_a_failure_leaves_no_split_file(tmp_path):
@@ -224,8 +283,7 @@ def test_job_array_members_with_affine_workers_merge_to_one_run(tmp_path):
     fn = FakeBuilder(affinity=plain.company)
     for i in range(2):  # two --shard i/2 jobs, each with 2 workers, each in its own folder
         dataset.generate(tmp_path / f"job{i}", FP, fn, num_slots=150, shard_size=7, num_proc=2, select=(i, 2), progress=False)
-    parts = list((tmp_path / "job0.work" / "shards").glob("*.parts.json"))
-    assert parts and all(json.loads(p.read_text()) is not None for p in parts)  # shards written as worker parts
+    assert listed_streams(tmp_path / "job0.work" / "shards")  # shards written as worker parts
     merged = tmp_path / "merged"
     dataset.merge(merged, [tmp_path / "job0", tmp_path / "job1"])
     got = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(merged.iterdir()) if p.is_file()}

@@ -19,8 +19,9 @@ work (its index values, and everything written from them) is done by its owner o
   moved 11 of 20 companies in a --num 10000 run (31 store loads, not 20), where the even cut was within 1 %
   of balance (measured at --num 4000).
 
-Workers write their rows of a shard as part files; this (parent) process lists a finished shard's parts
-with the slot of each row (`shards.finish_parts`), and the merge reads them in slot order, so the output is
+Workers append their rows of a shard to their own stream files (`shards.PartWriter`: one file pair per worker, not
+per task); this (parent) process lists where a finished shard's parts are, with the slot of each row
+(`shards.finish_parts`), and the merge reads them in slot order, so the output is
 the same bytes as one process and no row passes through the parent.
 Shards are handed out in epochs (`EPOCH_SHARDS` per worker, two epochs in flight, a third while a worker has
 nothing queued: its share of the two was lighter, and it would otherwise wait for the oldest epoch to finish; the
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import secrets
 import time
 import traceback
 from collections import deque
@@ -112,16 +114,17 @@ def _coalesce(queue: deque, k: int, items: list, covered: int) -> tuple[list, in
     return items, covered + len(same)
 
 
-def _work(inbox, conn, me: int, out: Path) -> None:
+def _work(inbox, conn, me: int, out: Path, stream: Path) -> None:
     """Worker loop (in a forked child). In (`inbox`, a queue: the parent never blocks sending): ("owners", map),
     ("task", shard, items, moved) and None to stop. Out (`conn`), per task:
-    ("part", shard, part file or None, [slot of each row], stats, moved [(company, slot, resume)], costs, tasks
-    answered); the rows go to the part file (`shards.write_part`), never through this process's parent. Queued tasks
-    of the shard it takes are done with it (`_coalesce`)."""
+    ("part", shard, where its rows are or None, [slot of each row], stats, moved [(company, slot, resume)], costs,
+    tasks answered); the rows are appended to this worker's streams (`stream`, `shards.PartWriter`), never sent
+    through this process's parent. Queued tasks of the shard it takes are done with it (`_coalesce`)."""
     slot_fn, owners = shards._SLOT_FN, {}
+    writer = shards.PartWriter(stream)
     if hasattr(slot_fn, "owns"):
         slot_fn.owns = lambda company: owners.get(company, me) == me
-    urgent, normal, written = deque(), deque(), 0
+    urgent, normal = deque(), deque()
     try:
         while True:
             while not (urgent or normal) or not inbox.empty():
@@ -143,11 +146,8 @@ def _work(inbox, conn, me: int, out: Path) -> None:
             share = (time.process_time() - t0) / max(1, len(kept))
             for _, row in kept:
                 costs[row["company"]] = costs.get(row["company"], 0.0) + share
-            name = None
-            if kept:
-                name = shards.write_part(out, k, f"part-{me}-{written}", lines, metas)
-                written += 1
-            conn.send(("part", k, name, [slot for slot, _ in kept], stats.as_dict(), moved, costs, covered))
+            part = writer.write(lines, metas) if kept else None
+            conn.send(("part", k, part, [slot for slot, _ in kept], stats.as_dict(), moved, costs, covered))
     except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which raises it
         try:
             payload = pickle.dumps(err)
@@ -155,6 +155,7 @@ def _work(inbox, conn, me: int, out: Path) -> None:
             payload = pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
         conn.send(("error", payload, traceback.format_exc()))
     finally:
+        writer.close()
         conn.close()
 
 
@@ -226,9 +227,9 @@ class _Run:
         self.inboxes[w].put(("task", k, items, moved))
 
     def receive(self, w: int, msg: tuple) -> None:
-        _, k, name, slots, stats, moved, costs, covered = msg
-        if name is not None:
-            self.parts[k].append({"file": name, "slots": slots})
+        _, k, part, slots, stats, moved, costs, covered = msg
+        if part is not None:
+            self.parts[k].append({**part, "slots": slots})
         self.stats[k].add(Stats.from_dict(stats))
         for company, cost in costs.items():
             self.costs[company] = self.costs.get(company, 0.0) + cost
@@ -290,18 +291,21 @@ def least_owning(owners: dict[str, int], procs: int) -> int:
 
 
 def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_size: int, procs: int,
-        on_done: Callable[[int, Stats], None] | None = None) -> None:
-    """Generate shards `todo` with `procs` company-affine workers; `on_done(k, stats)` after each shard is written."""
+        on_done: Callable[[int, Stats], None] | None = None, select: tuple[int, int] = (0, 1)) -> None:
+    """Generate shards `todo` of job `select` with `procs` company-affine workers; `on_done(k, stats)` after each shard
+    is written."""
     shards._SLOT_FN = slot_fn
     for k in todo:
         shards.clear_parts(out, k)
+    shards.clear_streams(out, select)
+    tag = secrets.token_hex(4)  # this run's worker streams: a rerun never appends to what a killed run left
     ctx = multiprocessing.get_context("fork")
     state = _Run(out, slot_fn, todo, n_slots, shard_size, procs, on_done)
     workers = []
     for w in range(procs):
         parent, child = ctx.Pipe(duplex=False)
         inbox = ctx.Queue()
-        proc = ctx.Process(target=_work, args=(inbox, child, w, out), daemon=True)
+        proc = ctx.Process(target=_work, args=(inbox, child, w, out, shards.worker_stream(out, select, tag, w)), daemon=True)
         proc.start()
         child.close()
         state.conns.append(parent)

@@ -123,8 +123,9 @@ def generate(out: Path, fingerprint: dict, slot_fn: shards.SlotFn, *, num_slots:
     todo = shards.pending_shards(out, num_slots, shard_size, select)
     if not todo:
         return 0
-    for k in todo:  # what a killed run's workers left of these shards (part files), whichever way they are redone now
+    for k in todo:  # what a killed run's workers left of these shards, whichever way they are redone now
         shards.clear_parts(out, k)
+    shards.clear_streams(out, select)
     if not progress:
         shards.run_shards(out, slot_fn, num_slots, shard_size, num_proc=num_proc, select=select, affine_run=affine.run,
                           on_done=(lambda k, _stats: on_shard(k)) if on_shard else None)

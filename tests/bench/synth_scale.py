@@ -127,7 +127,7 @@ def trace_workers(affine, phases_path: str, launched: float) -> None:
     spans it waited for a task (blocked in its inbox: idle) and when it sent each result, into PHASES.wN."""
     work = affine._work
 
-    def traced(inbox, conn, me, out):
+    def traced(inbox, conn, me, *rest):
         log = {"start": time.time() - launched, "waits": [], "sends": [], "results": 0, "tasks": 0, "moved on": 0}
 
         class Inbox:
@@ -153,7 +153,7 @@ def trace_workers(affine, phases_path: str, launched: float) -> None:
                 conn.send(msg)
 
         try:
-            work(Inbox(), Conn(), me, out)
+            work(Inbox(), Conn(), me, *rest)
         finally:
             log["end"], log["cpu"] = time.time() - launched, time.process_time()
             Path(f"{phases_path}.w{me}").write_text(json.dumps(log))
