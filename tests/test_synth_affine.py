@@ -347,3 +347,16 @@ def test_workers_take_an_epoch_in_rotated_orders_and_a_shard_s_queued_tasks_toge
     queue = deque([("task", 3, [7], False), ("task", 5, [11], False), ("task", 3, [(6, 1, "AAA")], True)])
     items, covered = affine._coalesce(queue, 3, [(9, 2, "BBB")], 1)
     assert items == [(9, 2, "BBB"), 7, (6, 1, "AAA")] and covered == 3 and list(queue) == [("task", 5, [11], False)]
+
+
+def test_the_merge_copies_rows_that_follow_each_other_in_a_worker_stream_in_one_call(tmp_path, monkeypatch):
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "two"
+    dataset.generate(out, FP, FakeBuilder(affinity=plain.company), num_slots=150, shard_size=7, num_proc=2, progress=False)
+    calls = []
+    copy = dataset.shards.copy_span
+    monkeypatch.setattr(dataset.shards, "copy_span", lambda span, dst: (calls.append(span), copy(span, dst)))
+    manifest = dataset.merge(out, [out])
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir()) if p.is_file()} == one
+    assert 0 < len(calls) < manifest["counts"]["total"] / 2
