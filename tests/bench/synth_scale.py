@@ -1,8 +1,9 @@
 """#17 goals 1 and 2, measured in one run on the embedded data: `--num-proc 2` vs `--num-proc 1`
-(samples/s, byte-identity, CPU seconds of each phase, efficiency extrapolated to 16 / 64 processes) and
+(samples/s, byte-identity, CPU seconds of each phase, efficiency at 16 / 64 processes projected from their measured CPU) and
 end-to-end CPU time vs tokenizing every emitted prompt from scratch.
 
     TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_scale.py [--num 10000] [--tokenizer o200k_base] [--rounds 3]
+    TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_scale.py --replicas 20 --procs 16 64   # 100 companies
 
 Each build is one `ledgerlm synth` process (the CLI's own `main`, run by this file with `--child`, which
 only wraps the phases to time them): CPU seconds of the process and its workers from wait4, and inside
@@ -24,6 +25,7 @@ the wall-clock ratio is only meaningful when the load average stays below the co
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -201,7 +203,8 @@ def build(args, out: Path, num_proc: int, env: dict) -> dict:
     phases = out.with_name(out.name + ".phases.json")
     env = dict(env, SYNTH_SCALE_T0=repr(time.time()))
     run = timed_run([sys.executable, __file__, "--child", str(phases), "--", "--out", str(out), "--num", str(args.num),
-                     "--seed", str(args.seed), "--tokenizer", args.tokenizer, "--no-progress", "--num-proc", str(num_proc)], env)
+                     "--seed", str(args.seed), "--tokenizer", args.tokenizer, "--no-progress", "--num-proc", str(num_proc),
+                     *(["--source", args.source] if args.source else [])], env)
     run["phases"] = json.loads(phases.read_text())
     return run
 
@@ -217,7 +220,8 @@ def pair_line(args, tmp: Path, env: dict) -> str:
     and no 2-process run of the same work can beat 2 x lone / pair on this machine."""
     def cmd(out: Path) -> list[str]:
         return [sys.executable, "-m", "ledgerlm", "synth", "--out", str(out), "--num", str(args.num), "--seed",
-                str(args.seed), "--tokenizer", args.tokenizer, "--no-progress", "--num-proc", "1"]
+                str(args.seed), "--tokenizer", args.tokenizer, "--no-progress", "--num-proc", "1",
+                *(["--source", args.source] if args.source else [])]
 
     try:
         lone = timed_run(cmd(tmp / "lone"), env)
@@ -269,6 +273,33 @@ def tokenize_alone(tokenizer: str, folder: Path, env: dict) -> tuple[int, int, f
     return n, tokens, cpu
 
 
+def projection(procs: int, run: dict, one: dict) -> str:
+    """Efficiency at `procs` free cores, projected from a build with `procs` company-affine workers on this machine
+    (oversubscribed): its CPU seconds are measured - every worker's own, the parent's R beside them (each slot's
+    affinity, moved slots, listing parts, the merge thread), the start-up and each fork - and only the wall-clock is
+    projected: T(P) = start-up + P forks + max(busiest worker, (workers + R) / P, R) + the serial rest. The busiest
+    worker bounds it: a company's values and texts stay with its owner, so a few costly companies cap the speed-up
+    (5 of the 20 embedded filers cost ~78 %). At 100x the samples the start-up and forks stay, the rest scales (an
+    upper bound on the extra work: per-process memos are filled once, not per sample). The 1-process run's CPU is the
+    work a perfect P-way split would divide."""
+    ph, wall = run["phases"], run["phases"]["wall"]
+    workers = [w["cpu"] for w in wall["workers"]]
+    spawn_each = max(wall["spawn cpu"], default=0.0)
+    r = ph["generate"] - ph["generate (workers)"]
+    rest = run["cpu"] - ph["generate"] - ph["start-up"]
+    start1 = one["phases"]["start-up"]
+    lines = []
+    for scale in (1, 100):
+        t = ph["start-up"] + procs * spawn_each + scale * (max(max(workers), (sum(workers) + r) / procs, r) + rest)
+        t1 = start1 + scale * (one["cpu"] - start1)
+        lines.append(f"{t:.1f} s, efficiency {t1 / (procs * t):.2f}" + (" at 100x the samples" if scale > 1 else ""))
+    return (f"P={procs:<3} measured     {run['cpu']:.1f} s CPU with {procs} workers on these {os.cpu_count()} cores "
+            f"({100 * (run['cpu'] / one['cpu'] - 1):+.0f} % over 1 process; workers {sum(workers):.1f} s, busiest "
+            f"{max(workers):.2f}, mean {sum(workers) / len(workers):.2f}; parent R {r:.2f}; start-up {ph['start-up']:.2f}; "
+            f"fork {spawn_each:.3f} s each; peak RSS {run['rss_mb']:.0f} MB); projected on {procs} free cores: "
+            + "; ".join(lines))
+
+
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         return child(sys.argv[4:], sys.argv[2])
@@ -284,10 +315,26 @@ def main() -> int:
                    "each 1-process build over the tokenize pass timed right after it")
     p.add_argument("--no-pair", action="store_true", help="skip the machine-ceiling check (two independent 1-process "
                    "builds at once vs one alone)")
+    p.add_argument("--procs", type=int, nargs="*", default=[16, 64], help="also build with P company-affine workers on "
+                   "this machine (oversubscribed: P processes on its cores): their CPU seconds, measured, project the "
+                   "wall-clock and efficiency on P free cores (`projection`); none: skip")
+    p.add_argument("--source", help="a companyfacts zip / file to build from instead of the embedded data")
+    p.add_argument("--replicas", type=int, help="build from the embedded filers replicated R times under distinct CIKs, "
+                   "each replica's amounts its own (tests/bench/synth_bulk.py's --distinct-figures input, written to a "
+                   "temp folder): a projection to 16 or 64 processes needs companies >> P")
     args = p.parse_args()
+    if args.replicas:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from synth_bulk import bulk_zip
+
+        folder = Path(tempfile.mkdtemp(prefix="synth_scale_zip_"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        args.source = str(folder / "companyfacts.zip")
+        bulk_zip(Path(args.source), args.replicas, distinct_figures=True)
     env = dict(os.environ)
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})")
-    subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache"], env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache", *([args.source] if args.source else [])],
+                   env=env, check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ones, twos, digests = [], [], set()
@@ -346,21 +393,14 @@ def main() -> int:
           f"(workers {p2['generate (workers)']:.2f}: d = {extra:.2f} s more than 1 process: work redone per process, moved slots; parent R = {parent:.2f} s, "
           f"of it the merge thread {p2.get('merge (beside generate)', 0.0):.2f}); a worker's spawn (fork) {spawn_each:.3f} s CPU "
           f"in the parent; wall: merge done {merge_tail:.2f} s after the last shard (load-dependent)")
-    # a model, not a measurement: every worker beyond the first redoes d (measured at P = 2); d grows with the samples
-    # (moved slots and newly met lines are per sample; at 35fb737 2.3 s at --num 10000, 7.6 s at 30000), so it scales
-    # like G1, R and the serial rest (it was held fixed); the parent's per-row work R runs beside the workers on the same P
-    # cores (so it is shared out with their CPU, as in the GOAL 1 projection above: at P = 2 the model is that projection) and,
-    # being one thread, bounds T from below; start-up stays serial, and the parent spawns the P workers one after another
-    # (measured per worker at P = 2). (P - 1) d is an upper bound: of d, only per-process memos (lines met by every worker,
-    # eligibility) are redone by each added worker, while the slots that move grow only from 1/2 to (P - 1)/P of the
-    # retried attempts. Printed at the measured size and at 100x (1M samples at the default --num).
-    for scale in (1, 100):
-        for procs in (2, 16, 64):
-            start, merge = p2["start-up"] + procs * spawn_each, (serial2 - p2["start-up"]) * scale
-            t1 = p1["start-up"] + (serial1 - p1["start-up"]) * scale + g1 * scale
-            t = start + merge + max((g1 + (procs - 1) * extra + parent) * scale / procs, parent * scale)
-            print(f"extrapolated P={procs:<3}    {args.num * scale:>8} samples: efficiency {t1 / (procs * t):.2f}  (model T(P) = "
-                  f"start-up + P spawns + merge + max((G1 + (P - 1) d + R) / P, R) = {t:.1f} s; P free cores, companies >> P)")
+    for procs in args.procs:
+        out = Path(tempfile.mkdtemp(prefix="synth_scale_procs_")) / "out"
+        try:
+            run = build(args, out, procs, env)
+            same = same and json.dumps(digest(out)) in digests
+        finally:
+            shutil.rmtree(out.parent, ignore_errors=True)
+        print(projection(procs, run, one), flush=True)
     if not args.no_pair:
         print(pair_line(args, tmp_pair(), env))
     import tiktoken
