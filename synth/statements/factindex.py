@@ -25,9 +25,10 @@ CellKey = tuple[str, str, str, ReportKey]  # (company, scope, concept, report)
 QuarterKey = tuple[str, str, str, int, int]  # (company, scope, concept, fiscal year, quarter)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FactRef:
-    """One reported value a computation used."""
+    """One reported value a computation used (slots: a cold read makes one, kept until its store leaves memory; no
+    instance dict to allocate, fill and free)."""
 
     concept: str
     report: str  # report label, e.g. FY2023Q3YTD
