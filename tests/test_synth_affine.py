@@ -88,6 +88,23 @@ def test_each_company_is_drafted_by_one_worker(tmp_path, monkeypatch):
     assert len(workers_of) == len(COMPANIES)
 
 
+def test_workers_are_kept_one_per_cpu_when_as_many_as_the_cpus(tmp_path, monkeypatch):
+    pinned = []
+    monkeypatch.setattr(affine.os, "sched_getaffinity", lambda pid: {5, 3}, raising=False)
+    monkeypatch.setattr(affine.os, "sched_setaffinity", lambda pid, cpus: pinned.append((pid, cpus)), raising=False)
+    assert affine.worker_cpus(2) == [3, 5]
+    assert affine.worker_cpus(1) is None and affine.worker_cpus(3) is None  # fewer or more workers than CPUs: never pinned
+    log = tmp_path / "log"
+    log.mkdir()
+    plain = FakeBuilder()
+    assert build(tmp_path / "two", FakeBuilder(affinity=plain.company, log=log), 2) == build(tmp_path / "one", plain, 1)
+    assert [cpus for _, cpus in pinned] == [{3}, {5}]  # worker w on the w-th CPU, each pinned by its pid
+    assert {str(pid) for pid, _ in pinned} == {path.stem for path in log.glob("*.log")}
+    pinned.clear()
+    build(tmp_path / "three", FakeBuilder(affinity=plain.company), 3)
+    assert pinned == []
+
+
 def test_epochs_start_short_then_grow():
     assert [len(e) for e in affine.epochs(list(range(45)), 2)] == [4, 4, 16, 16, 5]
     assert sum(affine.epochs(list(range(45)), 3), []) == list(range(45))
