@@ -91,7 +91,7 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         steps.applicable.add(passed)
     ev = _Evaluator(store, company, scope, registry, index_id, recordings, readings)
     try:
-        value = ev.eval(index.ast, p, "end")
+        value = (steps.by_text.get(index.ast.text) or steps.step(index.ast))(ev, p, "end")  # (`_Evaluator.eval`, inlined)
     except NotDerivable as err:
         raise NotDerivable(f"{_where(index_id, company, p)}: {err}", company=company, concept=err.concept, period=p.label,
                            missing=err.missing) from None
@@ -487,12 +487,21 @@ class _Memoised:
 
 
 def _fact_step(name: str) -> _Memoised:
-    """A concept's step, memoised as `_memoised` does, in one frame (a fifth of a cold compute's steps read a fact)."""
+    """A concept's step, memoised as `_memoised` does, in one frame (a fifth of a cold compute's steps read a fact) with
+    `_Evaluator._fact` and the lookup of a kept reading (`_Evaluator._read`'s: the memo and the readings share the key
+    (concept, period label, basis))."""
     def fact(ev: _Evaluator, p: Period, basis: str) -> float:
         key = (name, p.label, basis)
         hit = ev.memo.get(key)
-        if hit is None:
-            hit = ev.memo[key] = ev._fact(name, p, basis)
+        if hit is not None:
+            return hit
+        readings = ev.readings
+        reading = readings.get(key) if readings is not None else None
+        if reading is None:
+            reading = ev._read(name, p, basis)
+        if type(reading) is not tuple:
+            raise fresh_copy(reading)
+        hit = ev.memo[key] = ev._take(reading)
         return hit
     return _Memoised(fact)
 
