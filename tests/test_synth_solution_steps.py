@@ -12,6 +12,7 @@ import re
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ledgerlm.synth.finindices.config import SynthConfig
 from ledgerlm.synth.finindices.pipeline import Stats
@@ -122,3 +123,23 @@ def test_memoised_trace_numbers_and_fact_lines_print_as_unmemoised():
         lines = [solutions._fact_line("revenue", x, 1000, "en") for x in order]
         plain = [f"- Revenue (revenue): {solutions._as_shown('revenue', x, 1000, solutions.PHRASES['en'])}" for x in order]
         assert lines == plain and lines[0] != lines[1] and lines[2] == "- Revenue (revenue): 64 thousand = 64,000"
+
+
+def _shown_by_decimal(value, scale: int):
+    """The definition: the decimal the figure's repr writes, divided by the scale, when that is a whole number."""
+    shown = Decimal(repr(float(value))) / scale
+    return int(shown) if shown == shown.to_integral_value() else None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.integers(-2**70, 2**70).map(float), st.floats(allow_nan=False, allow_infinity=False),
+                 st.integers(-10**12, 10**12).map(lambda n: float(n * 1000)), st.integers(-2**60, 2**60)),
+       st.sampled_from([1_000, 10_000, 1_000_000, 1_000_000_000]))
+def test_scaled_figure_is_the_decimal_quotient(value, scale):
+    """A fact quoted at its report's scale (`2,908,086 thousand`): whole floats below 2**53 are divided as ints, the
+    rest as the Decimal of their repr; both give what the Decimal definition gives (above 2**53 a float's repr is not
+    its integer: 2**60 + 2**8 prints as 1.1529215046068472e+18)."""
+    from ledgerlm.synth.finindices.solutions import _scaled_whole
+
+    assert _scaled_whole(value, scale) == _shown_by_decimal(value, scale)
+    assert _scaled_whole(float(2**60 + 2**8), 1_000) == _shown_by_decimal(float(2**60 + 2**8), 1_000) != (2**60 + 2**8) // 1_000

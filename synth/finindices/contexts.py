@@ -492,12 +492,14 @@ class Builder:
     # -- writing -----------------------------------------------------------------------------------
     def statement(self, company: str, report: ReportKey, statement: str, scope: str):
         key = (company, report, statement, scope)
-        if key not in self._statements:
+        hit = self._statements.get(key, False)  # None: no such statement
+        if hit is False:
             try:
-                self._statements[key] = self.stores[company].report_statement(company, report, statement, scope)
+                hit = self.stores[company].report_statement(company, report, statement, scope)
             except NotDerivable:
-                self._statements[key] = None
-        return self._statements[key]
+                hit = None
+            self._statements[key] = hit
+        return hit
 
     def exact_scales(self, company: str, report: ReportKey, scope: str, statements: list[str], language: str) -> list[int]:
         """Scales of `language` at which every amount of the block is a whole number (so the shown figures are exact).
@@ -542,23 +544,30 @@ class Builder:
         hit = self._blocks.get(block_key)
         if hit is not None:
             return hit
-        parts = []
+        parts, rendered = [], self._rendered
+        shown = (fmt,) if fmt == "json" else (fmt, language, scale)  # JSON: the statement dict, at every language and scale
         for name in statements:
-            # the JSON representation is the statement dict itself: the same text at every language and scale
-            key = (company, report, name, scope, fmt) + ((language, scale) if fmt != "json" else ())
-            if key not in self._rendered:
-                stmt = self.statement(company, report, name, scope)
-                labels = figures = None
-                if stmt is not None and fmt != "json":  # shared by the table formats: labels at every scale, figures in both languages
-                    labels = self._column(company, report, name, scope, language, statement_labels, stmt)
-                    if fmt != "tuples":  # which writes the values themselves
-                        figures = self._column(company, report, name, scope, scale, statement_figures, stmt)
-                self._rendered[key] = None if stmt is None else render_statement(stmt, fmt, scale=scale, language=language,
-                                                                                 labels=labels, figures=figures)
-            if self._rendered[key] is not None:
-                parts.append(self._rendered[key])
+            key = (company, report, name, scope) + shown
+            text = rendered.get(key, False)  # None: no such statement
+            if text is False:
+                text = rendered[key] = self._render(company, report, name, scope, fmt, language, scale)
+            if text is not None:
+                parts.append(text)
         block = self._blocks[block_key] = Block(STATEMENT_SEP.join(parts), tuple(parts))
         return block
+
+    def _render(self, company: str, report: ReportKey, name: str, scope: str, fmt: str, language: str, scale: int) -> str | None:
+        """One statement's rendering (None when the report has no such statement), from the labels and figures the
+        table formats share: labels at every scale, figures in both languages (the tuples format writes the values)."""
+        stmt = self.statement(company, report, name, scope)
+        if stmt is None:
+            return None
+        labels = figures = None
+        if fmt != "json":
+            labels = self._column(company, report, name, scope, language, statement_labels, stmt)
+            if fmt != "tuples":
+                figures = self._column(company, report, name, scope, scale, statement_figures, stmt)
+        return render_statement(stmt, fmt, scale=scale, language=language, labels=labels, figures=figures)
 
     def _column(self, company: str, report: ReportKey, name: str, scope: str, arg, column, stmt: dict) -> list[str]:
         """`column(stmt, arg)` (the labels of a language or the figures of a scale), memoised per statement."""

@@ -115,10 +115,24 @@ def _as_shown(concept: str, value: float, scale: int, t: dict) -> str:
     when the report is shown in thousands (the renderer's rule decides which figures the scale divides)."""
     if scale == 1 or not shown_scaled(concept) or scale not in t["scale_words"]:
         return num(value)
-    shown = Decimal(repr(float(value))) / scale
-    if shown != shown.to_integral_value():  # the block was rendered at an exact scale, so this only guards odd inputs
+    shown = _scaled_whole(value, scale)
+    if shown is None:  # the block was rendered at an exact scale, so this only guards odd inputs
         return num(value)
-    return t["shown_as"].format(shown=f"{int(shown):,}", scale_word=t["scale_words"][scale], value=num(value))
+    return t["shown_as"].format(shown=f"{shown:,}", scale_word=t["scale_words"][scale], value=num(value))
+
+
+def _scaled_whole(value: float, scale: int) -> int | None:
+    """`value / scale` as an int when it is a whole number (the decimal the figure's repr writes, divided), else None.
+    A whole float below 2**53 in magnitude is its repr's decimal exactly, so int division decides it (a cold figure:
+    the Decimal route cost more than the rest of its line); larger or fractional values take the Decimal route."""
+    if type(value) is float and value.is_integer() and -_EXACT_INT < value < _EXACT_INT:
+        whole = int(value)
+        return None if whole % scale else whole // scale
+    shown = Decimal(repr(float(value))) / scale
+    return int(shown) if shown == shown.to_integral_value() else None
+
+
+_EXACT_INT = float(2 ** 53)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -183,7 +197,7 @@ def _period_steps(v) -> list[str]:
     out = []
     for step in v.trace:
         if step["kind"] == "fact":
-            out += [s for s in step.get("steps", []) if _is_derived(s)]
+            out.extend(filter(_is_derived, step.get("steps", ())))  # the memo's C wrapper called from C: no frame per line
     return list(dict.fromkeys(out))
 
 
