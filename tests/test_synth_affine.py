@@ -10,6 +10,7 @@ import json
 import multiprocessing
 import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,11 @@ FP = {"seed": 3, "num": 300, "shard_size": 7, "hint_variants": ["hint", "no_hint
 
 class FakeBuilder:
     """A slot function with `affinity`, like contexts.Builder: slot i's rows depend on i only. `log` (a folder)
-    records which process drafted which company; `fail_at` raises or kills the worker at that slot."""
+    records which process drafted which company; `fail_at` raises or kills the worker at that slot (`kill`: the
+    shards folder; the worker first waits, up to 30 s, for a finished shard there, so the rerun has one to resume
+    from however the machine's load orders the tasks)."""
 
-    def __init__(self, affinity=None, log: Path | None = None, fail_at: int | None = None, kill: bool = False):
+    def __init__(self, affinity=None, log: Path | None = None, fail_at: int | None = None, kill: Path | None = None):
         self.log, self.fail_at, self.kill = log, fail_at, kill
         if affinity is not None:
             self.affinity = affinity
@@ -39,6 +42,9 @@ class FakeBuilder:
     def __call__(self, slot: int, stats: Stats) -> list[dict]:
         if slot == self.fail_at and multiprocessing.parent_process() is not None:  # only inside a worker
             if self.kill:
+                deadline = time.monotonic() + 30
+                while not any(self.kill.glob("*.done")) and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 os._exit(3)
             raise InputError("bad facts for this slot", path=f"slot-{slot}.json")
         company = self.company(slot)
@@ -203,7 +209,7 @@ def test_a_killed_worker_is_reported_and_the_rerun_resumes_to_the_same_bytes(tmp
     one = build(tmp_path / "one", plain, 1)
     out = tmp_path / "killed"
     with pytest.raises(affine.WorkerFailed, match="exit code 3"):
-        build(out, FakeBuilder(affinity=plain.company, fail_at=100, kill=True), 2)
+        build(out, FakeBuilder(affinity=plain.company, fail_at=100, kill=dataset.work_dir(out) / "shards"), 2)
     assert multiprocessing.active_children() == []
     done = len(list(dataset.work_dir(out).joinpath("shards").glob("*.done")))
     assert 0 < done < 22  # shards before the kill were kept, the rest are redone
