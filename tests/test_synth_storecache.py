@@ -169,17 +169,3 @@ def test_state_decoder_matches_tree_walk_and_names_a_damaged_file(cache):
             storecache.company_stores(SRC)["TSM"]
         assert "store_cache" in str(err.value)
 
-
-def test_loaded_cells_hold_the_algebras_report_keys(cache):
-    """A loaded store's cells are keyed by the very ReportKeys the period algebra looks them up with
-    (`store.shared_report_keys`), so a cell lookup matches its key by identity, never through the dataclass's __eq__;
-    the derivations read the same values as a store built from the facts."""
-    from ledgerlm.synth.statements.store import shared_report_keys
-
-    stores = storecache.company_stores(SRC)
-    store = stores["TSM"]
-    shared = shared_report_keys()
-    reports = {key[3] for key in store.index.cells}
-    assert reports and all(r is shared[(r.fiscal_year, r.quarters)] for r in reports)
-    some = next(key for key in store.index.cells if key[1] == "consolidated" and key[3].quarters == 4)
-    assert store.value("TSM", some[2], some[3].label).value == store.index.cells[some].value

@@ -62,13 +62,6 @@ def _report_key(fiscal_year: int, quarters: int) -> ReportKey:
     return hit
 
 
-def shared_report_keys() -> dict[tuple[int, int], ReportKey]:
-    """The keys `_report_key` shares, for a loader to place its cells under (storecache): then the key a derivation
-    looks a cell up with is the cell key's own report, and the dict lookup matches it by identity instead of calling
-    the dataclass's `__eq__` (86,857 calls from dict lookups in a cProfile of the bulk stand-in's 45k replayed computes)."""
-    return _REPORT_KEYS
-
-
 def _balance_report(p: Period, at: str) -> ReportKey:
     """`p.end_report()` (at == "end") or `p.begin_report()` as the shared key of `_report_key`."""
     key = (p.label, at)
