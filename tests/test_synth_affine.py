@@ -383,3 +383,26 @@ def test_the_merge_copies_rows_that_follow_each_other_in_a_worker_stream_in_one_
     manifest = dataset.merge(out, [out])
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir()) if p.is_file()} == one
     assert 0 < len(calls) < manifest["counts"]["total"] / 2
+
+
+def test_companies_first_seen_together_are_dealt_across_the_workers_by_expected_cost():
+    """A company draw group's companies arrive in one epoch: they are spread by their slots times CPU per slot, not
+    all given to the worker that owned the fewest companies when the group began."""
+    owners = {"A": 0, "B": 1}
+    slots = {"A": 10, "C": 10, "D": 10, "E": 10, "F": 10}
+    new = affine.deal_new(slots, owners, 2, rates={"A": 1.0, "B": 1.0})
+    load = [sum(slots[c] for c, w in {**owners, **new}.items() if w == i and c in slots) for i in (0, 1)]
+    assert set(new) == {"C", "D", "E", "F"} and sorted(load) == [20, 30]  # A (10 slots) already on worker 0
+    costly = affine.deal_new({"C": 10, "D": 10, "E": 10}, {}, 2, rates={"C": 3.0, "X": 1.0})
+    assert costly["C"] != costly["D"] == costly["E"]  # C: 30; D and E at the mean rate, 20 each
+
+    class Inbox(list):
+        put = list.append
+
+    groups = lambda s: ["AAA", "BBB"][s % 2] if s < 40 else ["CCC", "DDD", "EEE", "FFF"][s % 4]
+    state = affine._Run(Path("unused"), FakeBuilder(affinity=groups), list(range(24)), 48, 2, 2, None)
+    state.inboxes = [Inbox(), Inbox()]
+    state.send_more()
+    state.left[0] = state.left[1] = 0
+    state.send_more()  # epoch 2: slots 16-47, the second group's companies first seen
+    assert sorted(state.owners[c] for c in ("CCC", "DDD", "EEE", "FFF")) == [0, 0, 1, 1]

@@ -11,7 +11,9 @@ work (its index values, and everything written from them) is done by its owner o
 - a slot's attempt that reaches the values of a company another worker owns stops there (`Moved`: the
   attempt's number) and this process sends it on to the owner, which replays the earlier attempts' draws and
   goes on from that attempt: the draws, hence the rows, are exactly those of one process;
-- owners start as an even cut of the companies; once the first (short) epoch is done, and again after the
+- owners start as an even cut of the companies; a company first seen later (with company draw groups a whole group
+  arrives at once) goes to the worker with the least expected CPU in its epoch (`deal_new`); once the first
+  (short) epoch is done, and again after the
   third, they are re-dealt by the CPU seconds each company actually cost, only where a worker's share is more
   than 5 % over an even share, moving as few companies as that takes (`deal`): a company that changes owner
   is loaded and memoised again by the new one. So the workers stay balanced when a few rich filers yield
@@ -36,7 +38,7 @@ import pickle
 import secrets
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable
@@ -85,6 +87,26 @@ def deal(costs: dict[str, float], procs: int, owners: dict[str, int],
         out[company] = lo
         load[hi] -= costs[company]
         load[lo] += costs[company]
+    return out
+
+
+def deal_new(slots: dict[str, int], owners: dict[str, int], procs: int, rates: dict[str, float]) -> dict[str, int]:
+    """Owners for the companies of an epoch's slots (`slots`: company -> slots whose affinity it is) that have none:
+    each, the costliest first, goes to the worker with the least expected CPU in this epoch so far - its companies'
+    slots times their measured CPU per slot (`rates`; the mean rate for a company not measured yet). With company
+    draw groups (`company_group`: 100 companies are 4 groups drawn one after another) a new group's companies arrive
+    together: dealt one by one to the worker owning the fewest companies, every one went to the same worker (the
+    100-company input, 2 workers, `--num 10000`: 9.42 vs 4.47 s CPU)."""
+    mean = sum(rates.values()) / len(rates) if rates else 1.0
+    load = [0.0] * procs
+    for company, n in slots.items():
+        if company in owners:
+            load[owners[company]] += n * rates.get(company, mean)
+    out = {}
+    for company in sorted((c for c in slots if c not in owners), key=lambda c: (-slots[c] * rates.get(c, mean), c)):
+        w = min(range(procs), key=lambda i: (load[i], i))
+        out[company] = w
+        load[w] += slots[company] * rates.get(company, mean)
     return out
 
 
@@ -173,6 +195,7 @@ class _Run:
         self.stats: dict[int, Stats] = {}
         self.owners: dict[str, int] = {}
         self.costs: dict[str, float] = {}
+        self.handed: Counter = Counter()  # company -> slots handed out with it as their affinity
         self.conns: list = []  # results from each worker
         self.inboxes: list = []  # tasks to each worker
         self.sent = 0  # epochs handed out so far
@@ -199,10 +222,13 @@ class _Run:
 
     def send_epoch(self, e: int) -> None:
         first = {s: self.slot_fn.affinity(s) for k in self.epochs[e] for s in self.slots(k)}
-        new = [c for c in dict.fromkeys(first.values()) if c not in self.owners]
-        if new:
-            self.owners.update(even_cut(new, self.procs) if not self.owners else {c: least_owning(self.owners, self.procs) for c in new})
+        counts = Counter(first.values())
+        if any(c not in self.owners for c in counts):
+            rates = {c: cost / self.handed[c] for c, cost in self.costs.items() if self.handed[c]}
+            self.owners.update(even_cut(list(counts), self.procs) if not self.owners else
+                               deal_new(counts, self.owners, self.procs, rates))
             self.send_owners()
+        self.handed.update(counts)
         tasks: dict[int, list] = {}
         for k in self.epochs[e]:
             by_worker: dict[int, list] = {}
