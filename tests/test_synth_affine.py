@@ -218,6 +218,17 @@ def test_a_killed_worker_is_reported_and_the_rerun_resumes_to_the_same_bytes(tmp
     assert {p.name for p in shard_dir.glob("shard-wstream-*.jsonl")} == listed_streams(shard_dir)
 
 
+def started_run(tmp_path: Path) -> tuple:
+    """(slot function, one process's output digests, a dataset folder whose run was started and left, its shards folder)."""
+    plain = FakeBuilder()
+    one = build(tmp_path / "one", plain, 1)
+    out = tmp_path / "resumed"
+    shard_dir = dataset.work_dir(out) / "shards"
+    shard_dir.mkdir(parents=True)
+    dataset.shards.check_run_file(dataset.work_dir(out), FP)
+    return plain, one, out, shard_dir
+
+
 def listed_streams(shard_dir: Path) -> set:
     """The worker streams the finished shards' done markers list (none: the test would not be about streams)."""
     listed = {part["file"] for done in shard_dir.glob("*.done") for part in json.loads(done.read_text()).get("parts", ())}
@@ -228,12 +239,7 @@ def listed_streams(shard_dir: Path) -> set:
 def test_a_rerun_removes_the_worker_streams_no_finished_shard_lists_and_keeps_other_jobs(tmp_path):
     """Each worker appends its rows to one stream pair per run (not a file pair per task); what a killed run's
     workers appended is never listed. A rerun of the job removes its unlisted streams, not another job's."""
-    plain = FakeBuilder()
-    one = build(tmp_path / "one", plain, 1)
-    out = tmp_path / "resumed"
-    shard_dir = dataset.work_dir(out) / "shards"
-    shard_dir.mkdir(parents=True)
-    dataset.shards.check_run_file(dataset.work_dir(out), FP)
+    plain, one, out, shard_dir = started_run(tmp_path)
     left = [shard_dir / f"shard-wstream-0of1-dead0001-1.{suffix}" for suffix in ("jsonl", "meta")]
     other = [shard_dir / f"shard-wstream-1of2-live0002-0.{suffix}" for suffix in ("jsonl", "meta")]
     for path in left + other:
@@ -337,12 +343,7 @@ def test_draws_read_the_cache_summary_without_loading_stores(tmp_path, monkeypat
 def test_a_rerun_clears_worker_parts_of_the_shards_it_redoes_in_one_process(tmp_path):
     """A killed run with workers leaves part files of unfinished shards; a rerun that redoes them without workers
     (one process, or one shard left) removes them too: nothing unlisted stays beside the shards."""
-    plain = FakeBuilder()
-    one = build(tmp_path / "one", plain, 1)
-    out = tmp_path / "resumed"
-    shard_dir = dataset.work_dir(out) / "shards"
-    shard_dir.mkdir(parents=True)
-    dataset.shards.check_run_file(dataset.work_dir(out), FP)
+    plain, one, out, shard_dir = started_run(tmp_path)
     for suffix in ("jsonl", "meta"):
         (shard_dir / f"shard-00003.part-1-4.{suffix}").write_text("left by a killed worker\n")
     assert build(out, plain, 1) == one
