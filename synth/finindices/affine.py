@@ -128,8 +128,8 @@ def _part(slot_fn, items: list, stats: Stats, costs: dict) -> tuple[list, list]:
 def _coalesce(queue: deque, k: int, items: list, covered: int) -> tuple[list, int]:
     """`items` with the items of every task of shard k waiting in `queue` (removed from it), and how many tasks that
     makes. A slot moved here for a shard whose own task is still queued is drafted in the same pass and written
-    to the same part file: a task of a few moved slots cost ~0.3 ms of fixed work (token-cap pass, encoding, two
-    files, messages), and the workers take an epoch's shards in rotated orders so that this is the common case."""
+    to the same part: a task of a few moved slots cost ~0.3 ms of fixed work (token-cap pass, encoding, then two
+    part files, messages; measured before parts were appended to worker streams), and the workers take an epoch's shards in rotated orders so that this is the common case."""
     same = [task for task in queue if task[1] == k]
     for task in same:
         queue.remove(task)
