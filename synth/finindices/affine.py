@@ -129,7 +129,8 @@ def _coalesce(queue: deque, k: int, items: list, covered: int) -> tuple[list, in
     """`items` with the items of every task of shard k waiting in `queue` (removed from it), and how many tasks that
     makes. A slot moved here for a shard whose own task is still queued is drafted in the same pass and written
     to the same part: a task of a few moved slots cost ~0.3 ms of fixed work (token-cap pass, encoding, then two
-    part files, messages; measured before parts were appended to worker streams), and the workers take an epoch's shards in rotated orders so that this is the common case."""
+    part files, messages; measured before parts were appended to worker streams), and the workers take an epoch's
+    shards in rotated orders so that this is the common case."""
     same = [task for task in queue if task[1] == k]
     for task in same:
         queue.remove(task)
@@ -334,11 +335,8 @@ def worker_cpus(procs: int) -> list[int] | None:
 def run(out: Path, slot_fn: shards.SlotFn, todo: list[int], n_slots: int, shard_size: int, procs: int,
         on_done: Callable[[int, Stats], None] | None = None, select: tuple[int, int] = (0, 1)) -> None:
     """Generate shards `todo` of job `select` with `procs` company-affine workers; `on_done(k, stats)` after each shard
-    is written."""
+    is written. What a killed run left of these shards was removed by the caller (`dataset.generate`)."""
     shards._SLOT_FN = slot_fn
-    for k in todo:
-        shards.clear_parts(out, k)
-    shards.clear_streams(out, select)
     tag = secrets.token_hex(4)  # this run's worker streams: a rerun never appends to what a killed run left
     ctx = multiprocessing.get_context("fork")
     state = _Run(out, slot_fn, todo, n_slots, shard_size, procs, on_done)

@@ -296,8 +296,12 @@ def _shard_parts(rows_path: Path) -> list[dict]:
 
 
 def _read_metas(path: Path) -> list[dict]:
-    """The meta lines of a rows file, parsed as one JSON array (a JSON line never holds a raw newline)."""
-    text = path.read_text(encoding="utf-8")
+    """The meta lines of a rows file (`_parse_metas`)."""
+    return _parse_metas(path.read_text(encoding="utf-8"))
+
+
+def _parse_metas(text: str) -> list[dict]:
+    """Meta lines (each ending in a newline) as one JSON array (a JSON line never holds a raw newline)."""
     return json.loads("[" + text[:-1].replace("\n", ",") + "]") if text else []
 
 
@@ -312,8 +316,7 @@ def _read_metas_at(path: Path, offset: int, size: int, streams: "Streams | None"
     if len(data) != size:
         raise InputError(f"meta stream holds fewer bytes than a finished shard lists ({offset}+{size}; not written by "
                          "ledgerlm synth?)", path=str(path))
-    text = data.decode("utf-8")
-    return json.loads("[" + text[:-1].replace("\n", ",") + "]") if text else []
+    return _parse_metas(data.decode("utf-8"))
 
 
 def _meta_spans(fd: int, path: Path, metas: list[dict], at: int = 0, size: int | None = None) -> list[Span]:
