@@ -17,6 +17,12 @@ Prints, per input: store-cache build (streamed from the zip, one company at a ti
 peak RSS (each its own process, from wait4), then the ratios the goal names: peak RSS of the 500-company
 run (< 2 GB) and its time per emitted sample over the 5-company run's (<= 1.3). Both caches are built at
 once, then both synth runs go at once (same code, same machine load; `--sequential`: one at a time).
+Then (skip with --no-linear) whether time is linear in companies: the 5-company input again at the bulk run's
+samples per company (`--num` N x 5 / companies), CPU per sample beyond each input's start-up (a `--num 2` run of
+each), against the bulk run's. The goal's ratio compares ~3,500 samples per company (stand-in) with ~190: each
+company's index values and renderings are made once per run and shared by all its samples, so it also measures
+how much fewer samples share them. `--config FILE` runs every build with that synth config (e.g. one language and
+one statement format: how much of the cold cost is each company's presentation variety).
 """
 from __future__ import annotations
 
@@ -101,8 +107,10 @@ def _cache(label: str, replicas: int, distinct: bool, tmp: Path, env: dict) -> d
 
 def _synth(label: str, src: Path, tmp: Path, env: dict, args) -> dict:
     """`ledgerlm synth` over one input (its cache already built); wall / CPU / peak RSS and what it emitted."""
-    run = timed([sys.executable, "-m", "ledgerlm.cli", "synth", "--source", str(src), "--num", str(args.num), "--no-progress",
-                 "--num-proc", str(args.num_proc), "--out", str(tmp / label)], env)
+    num = getattr(args, "num_for", {}).get(label, args.num)
+    run = timed([sys.executable, "-m", "ledgerlm.cli", "synth", "--source", str(src), "--num", str(num), "--no-progress",
+                 "--num-proc", str(args.num_proc), "--out", str(tmp / label),
+                 *(["--config", args.config] if args.config else [])], env)
     n = sum(1 for s in ("train", "dev", "test") for _ in open(tmp / label / f"{s}.jsonl", "rb"))
     manifest = json.loads((tmp / label / "manifest.json").read_text())
     return dict(run, n=n, companies=len(manifest["counts"]["by_company"]))
@@ -128,6 +136,10 @@ def main() -> int:
     p.add_argument("--distinct-figures", action="store_true",
                    help="replica r's currency and share amounts x (r + 1): no figure recurs across replicas (real filers); "
                         "default: replicas repeat the embedded figures, so lines they share are counted once per run")
+    p.add_argument("--config", help="a synth config YAML for every run (default: the default config), e.g. fewer "
+                   "languages / formats to see how much of the ratio is each company's presentation variety")
+    p.add_argument("--no-linear", action="store_true", help="skip the equal-samples-per-company check (two more runs of "
+                   "the small input: --num N x small / bulk companies, and --num 2 for the start-up of each input)")
     args = p.parse_args()
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})")
     print(f"bulk input: {args.replicas} replicas of the embedded filers under distinct CIKs / tickers / names; figures "
@@ -141,6 +153,11 @@ def main() -> int:
         print(f"load average after the caches: {loadavg()}", flush=True)
         built = set((tmp / "cache").iterdir())
         results = _each(_synth, {label: (c["src"], tmp, env, args) for label, c in caches.items()}, args.sequential)
+        if not args.no_linear:  # linear in companies? the small input at the bulk run's samples per company
+            args.num_for = {"small-same-rate": max(2, round(args.num * caches["small"]["members"] / caches["bulk"]["members"])),
+                            "small-start": 2, "bulk-start": 2}
+            linear = _each(_synth, {label: (caches[label.split("-")[0]]["src"], tmp, env, args) for label in args.num_for},
+                           True)
         rebuilt = sorted(p.name for p in set((tmp / "cache").iterdir()) - built if "stores-" in p.name)
     if rebuilt:  # the cache key covers synth/statements/: an edit there mid-bench makes a synth run rebuild its cache
         print(f"WARNING: a synth run built a store cache itself ({', '.join(rebuilt)}): code under synth/statements/ "
@@ -160,6 +177,15 @@ def main() -> int:
     print(f"GOAL 3 ratio         time per sample {bulk['companies']} / {small['companies']} companies = "
           f"{(bulk['cpu'] / bulk['n']) / (small['cpu'] / small['n']):.2f} CPU, "
           f"{(bulk['wall'] / bulk['n']) / (small['wall'] / small['n']):.2f} wall  (goal <= 1.30)")
+    if not args.no_linear:  # CPU per sample beyond each input's start-up (a --num 2 run: imports, registry, tokenizer, index)
+        same, s0, b0 = linear["small-same-rate"], linear["small-start"], linear["bulk-start"]
+        rate = lambda r, r0: (r["cpu"] - r0["cpu"]) / max(1, r["n"] - r0["n"])  # noqa: E731
+        print(f"linear in companies  {same['n']} samples from {same['companies']} companies ({same['n'] / max(1, same['companies']):.0f} "
+              f"per company, as the bulk run's {bulk['n'] / max(1, bulk['companies']):.0f}): {1000 * rate(same, s0):.2f} ms CPU/sample "
+              f"beyond start-up ({s0['cpu']:.2f} s) against {1000 * rate(bulk, b0):.2f} for {bulk['companies']} companies (start-up "
+              f"{b0['cpu']:.2f} s): ratio {rate(bulk, b0) / rate(same, s0):.2f} at equal samples per company (the goal's "
+              f"ratio compares ~{small['n'] / max(1, small['companies']):.0f} samples per company with ~{bulk['n'] / max(1, bulk['companies']):.0f}: "
+              f"a company's index values and renderings are made once per run and shared by its samples)")
     return 0
 
 

@@ -309,7 +309,8 @@ def main() -> int:
     p.add_argument("--num", type=int, default=10_000)
     p.add_argument("--tokenizer", default="o200k_base")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=1, help="build with 1 and 2 processes N times, interleaved; the summary "
+    p.add_argument("--rounds", type=int, default=1, help="build with 1 and 2 processes N times, interleaved; goal 1 is "
+                   "also printed per round (each round's two builds) with the median; the summary "
                    "below uses each one's build with the least CPU (a loaded machine only adds CPU seconds; d is a "
                    "difference of two ~20 s figures that drift +-15 %% run to run); goal 2 is also printed per round, "
                    "each 1-process build over the tokenize pass timed right after it")
@@ -349,7 +350,8 @@ def main() -> int:
                 shutil.rmtree(out.with_name(out.name + ".work"), ignore_errors=True)
             if args.rounds > 1:
                 d = twos[-1]["phases"]["generate (workers)"] - ones[-1]["phases"]["generate"]
-                print(f"round {i + 1}: CPU 1 proc {ones[-1]['cpu']:.1f} s, 2 procs {twos[-1]['cpu']:.1f} s; d = {d:.2f} s; "
+                print(f"round {i + 1}: goal 1 ratio {ones[-1]['wall'] / twos[-1]['wall']:.2f} wall-clock "
+                      f"({ones[-1]['wall']:.2f} / {twos[-1]['wall']:.2f} s); CPU 1 proc {ones[-1]['cpu']:.1f} s, 2 procs {twos[-1]['cpu']:.1f} s; d = {d:.2f} s; "
                       f"goal 2 ratio {ones[-1]['cpu'] / ones[-1]['floor']:.2f} ({ones[-1]['floor']:.1f} s tokenize alone); "
                       f"load {loadavg()}", flush=True)
         one, two = min(ones, key=lambda r: r["cpu"]), min(twos, key=lambda r: r["cpu"])
@@ -370,10 +372,13 @@ def main() -> int:
     # ... unless one worker carries more than half of generate (its own CPU; the parent's R shares the other core)
     per_worker = [w["cpu"] for w in p2["wall"]["workers"]]
     busiest = serial2 + max([g2 / 2] + per_worker)
+    walls = sorted(a["wall"] / b["wall"] for a, b in zip(ones, twos))
     print(f"GOAL 1 ratio         samples/s 2 procs / 1 proc = {one['wall'] / two['wall']:.2f} wall-clock (goal >= 1.70; "
           f"load-dependent); from CPU seconds on 2 free cores: {one['cpu'] / projected2:.2f} "
           f"(= {one['cpu']:.1f} / ({serial2:.1f} serial + {g2:.1f} / 2 generate)), {one['cpu'] / busiest:.2f} with the "
-          f"workers' own CPU ({' / '.join(f'{c:.2f}' for c in per_worker)} s: the busier one bounds it when over half)")
+          f"workers' own CPU ({' / '.join(f'{c:.2f}' for c in per_worker)} s: the busier one bounds it when over half)"
+          + (f"; per round (each round's own pair of builds) {' / '.join(f'{r:.2f}' for r in walls)}, median "
+             f"{statistics.median(walls):.2f}" if len(walls) > 1 else ""))
     parent = g2 - p2["generate (workers)"]  # the parent during generate: plan, forward moved slots, list parts, merge beside
     # d, the workers' CPU over one process's generate: what each worker redoes (token counts of lines every worker meets:
     # labels, figures, formula texts; eligibility of every company; a re-dealt company's memos), the moved slots (the
