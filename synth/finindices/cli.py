@@ -4,6 +4,7 @@
     ledgerlm synth --config configs/synth/default.yaml --out out/synth --num 10000 --num-proc 2
     ledgerlm synth --out out/synth --shard 3/8          # one job of a SLURM array (launch/synth_array.slurm)
     ledgerlm synth --merge out/synth --out out/synth    # merge the finished shards
+    ledgerlm synth --out out/synth --num-proc 16 --drop-work   # keep no resume state (with workers: a second copy of the rows)
     ledgerlm synth --out out/synth --ray-tasks 64 --ray-address auto   # shard jobs as Ray tasks, then merge (ray_runner.py)
     ledgerlm synth --task macrolens-t3 …                # MacroLens T3 data (ledgerlm.synth.macrolens_t3)
     ledgerlm synth --out out/synth --push-to-hub me/finindices-sec   # publish with its card (synth/finindices/publish.py)
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -51,6 +53,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--push-to-hub", metavar="REPO", help="after building, publish OUT with its card as the Hugging Face "
                    "dataset REPO (datasets' push_to_hub; token from HF_TOKEN or `hf auth login`)")
     p.add_argument("--private", action="store_true", help="with --push-to-hub: create the dataset repo private")
+    p.add_argument("--drop-work", action="store_true", dest="drop_work", help="after a full build or a merge, remove the "
+                   "resume state (OUT.work/: shards, worker streams, run.json; with --merge each merged DIR's too): with "
+                   "--num-proc > 1, shard jobs or Ray it holds a second copy of every row; a rerun then starts over")
     return p
 
 
@@ -105,9 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     out = Path(args.out)
+    if args.drop_work and args.shard:
+        raise InputError("--drop-work with --shard: a shard job's work dir is what the merge reads; pass --drop-work "
+                         "to the --merge", field="drop-work")
     if args.merge:
         manifest = dataset.merge(out, [Path(d) for d in args.merge])
         Console(stderr=True).print(dataset.summary_table(manifest))
+        if args.drop_work:
+            drop_work(out, [Path(d) for d in args.merge])
         if args.push_to_hub:
             _push(out, args)
         return 0
@@ -143,10 +153,34 @@ def _finish(out: Path, manifest: dict, args: argparse.Namespace) -> int:
 
     Console(stderr=True).print(dataset.summary_table(manifest))
     print(kept_line(manifest), file=sys.stderr)
+    if args.drop_work:
+        drop_work(out, [])
     print(out)
     if args.push_to_hub:
         _push(out, args)
     return 0
+
+
+def drop_work(out: Path, merged: list[Path]) -> list[Path]:
+    """--drop-work, after OUT is published: remove the sibling work dirs (`<dir>.work/`) of OUT and of the merged
+    folders; returns them. A published split made by one process is a hard link to its stream, so it stays whole.
+    Never a folder that holds published files: an older version's layout (run.json beside the dataset) and a work
+    dir that OUT lies in are left as they are. A removal that fails is reported on stderr (the dataset is complete)."""
+    published, removed = Path(out).resolve(), []
+    for folder in [Path(out), *merged]:
+        work = dataset.work_dir(folder)
+        if not work.name.endswith(".work") or not work.is_dir() or work in removed:
+            continue
+        if published == work.resolve() or work.resolve() in published.parents:
+            continue
+        try:
+            shutil.rmtree(work)
+        except OSError as err:
+            print(f"synth: --drop-work could not remove {work}: {err}", file=sys.stderr)
+            continue
+        removed.append(work)
+        print(f"synth: removed the resume state {work} (--drop-work)", file=sys.stderr)
+    return removed
 
 
 def _push(out: Path, args: argparse.Namespace) -> None:
