@@ -17,12 +17,13 @@ Prints, per input: store-cache build (streamed from the zip, one company at a ti
 peak RSS (each its own process, from wait4), then the ratios the goal names: peak RSS of the 500-company
 run (< 2 GB) and its time per emitted sample over the 5-company run's (<= 1.3). Both caches are built at
 once, then both synth runs go at once (same code, same machine load; `--sequential`: one at a time).
-Then (skip with --no-linear) whether time is linear in companies: the 5-company input again at the bulk run's
-samples per company (`--num` N x 5 / companies), CPU per sample beyond each input's start-up (a `--num 2` run of
-each), against the bulk run's. The goal's ratio compares ~3,500 samples per company (stand-in) with ~190: each
-company's index values and renderings are made once per run and shared by all its samples, so it also measures
-how much fewer samples share them. `--config FILE` runs every build with that synth config (e.g. one language and
-one statement format: how much of the cold cost is each company's presentation variety).
+Then, with `--linear R1 R2 ...` (e.g. 1 4 10 20 with the stand-in), whether time is linear in companies at a fixed
+number of samples per company: inputs of 5 x R companies (the first R replicas), each run at the bulk run's samples per
+company (`--num` N x 5R / bulk companies), twice, interleaved; a least-squares line CPU = a + b x samples over every
+run (a: start-up and per-run warm-up) and the marginal CPU per sample between consecutive company counts. The goal's
+ratio compares ~3,500 samples per company (stand-in) with ~190: each company's index values and renderings are made
+once per run and shared by all its samples. `--config FILE` runs every build with that synth config (e.g. one
+language and one statement format: how much of the cold cost is each company's presentation variety).
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ import argparse
 import gzip
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -116,6 +119,43 @@ def _synth(label: str, src: Path, tmp: Path, env: dict, args) -> dict:
     return dict(run, n=n, companies=len(manifest["counts"]["by_company"]))
 
 
+def _linear(args, tmp: Path, env: dict, bulk: dict) -> str:
+    """Inputs of 5 x R companies (`args.linear`), each at the bulk run's samples per company, run twice (interleaved,
+    one at a time); a least-squares line CPU = a + b x samples over all runs, and the marginal CPU per sample between
+    consecutive company counts (flat: linear in companies; rising: each company costs more as there are more)."""
+    jobs = {}
+    for r in sorted(set(args.linear)):
+        label, src = f"lin-{r}", tmp / f"companyfacts-lin-{r}.zip"
+        if r == args.replicas:  # the bulk input itself: its cache is built
+            src, members = bulk["src"], bulk["members"]
+        else:
+            members = bulk_zip(src, r, distinct_figures=args.distinct_figures)
+            subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache", str(src)],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+        jobs[label] = (src, members, max(2, round(args.num * members / bulk["members"])))
+    runs: dict[str, list] = {label: [] for label in jobs}
+    for i in range(2):
+        for label in (list(jobs) if i == 0 else list(reversed(jobs))):
+            src, members, num = jobs[label]
+            args.num_for = {label: num}
+            runs[label].append(_synth(label, src, tmp, env, args))
+            shutil.rmtree(tmp / label, ignore_errors=True)
+            shutil.rmtree(tmp / f"{label}.work", ignore_errors=True)
+    points = [(r["n"], r["cpu"]) for rs in runs.values() for r in rs]
+    b, a = statistics.linear_regression([n for n, _ in points], [c for _, c in points])
+    avg = {label: (sum(r["n"] for r in rs) / len(rs), sum(r["cpu"] for r in rs) / len(rs), rs[0]["companies"])
+           for label, rs in runs.items()}
+    cpus = {label: " / ".join(f"{r['cpu']:.2f}" for r in rs) for label, rs in runs.items()}
+    rows = [f"{c} companies: {n:.0f} samples ({n / c:.0f} per company), CPU {cpus[label]} s "
+            f"({1000 * cpu / n:.2f} ms per sample)" for label, (n, cpu, c) in avg.items()]
+    labels = list(avg)
+    steps = [f"{avg[x][2]} -> {avg[y][2]}: {1000 * (avg[y][1] - avg[x][1]) / max(1e-9, avg[y][0] - avg[x][0]):.2f}"
+             for x, y in zip(labels, labels[1:])]
+    return ("linear in companies  " + "; ".join(rows) + f"\n                     least squares over the {len(points)} runs: "
+            f"CPU = {a:.2f} s + {1000 * b:.3f} ms x samples; marginal ms CPU per sample between company counts: "
+            + ", ".join(steps) + " (flat: time linear in companies at a fixed number of samples per company)")
+
+
 def _each(fn, jobs: dict, sequential: bool) -> dict:
     """fn(label, *args) for every job: one after the other, or all at once (each thread waits for its own child)."""
     if sequential:
@@ -138,8 +178,9 @@ def main() -> int:
                         "default: replicas repeat the embedded figures, so lines they share are counted once per run")
     p.add_argument("--config", help="a synth config YAML for every run (default: the default config), e.g. fewer "
                    "languages / formats to see how much of the ratio is each company's presentation variety")
-    p.add_argument("--no-linear", action="store_true", help="skip the equal-samples-per-company check (two more runs of "
-                   "the small input: --num N x small / bulk companies, and --num 2 for the start-up of each input)")
+    p.add_argument("--linear", type=int, nargs="*", default=[], metavar="R",
+                   help="replica counts for the linearity check (5 x R companies each, at the bulk run's samples per "
+                        "company, two interleaved runs each; e.g. 1 4 10 20); none: skip")
     args = p.parse_args()
     print(f"load average before: {loadavg()}  (cores: {os.cpu_count()})")
     print(f"bulk input: {args.replicas} replicas of the embedded filers under distinct CIKs / tickers / names; figures "
@@ -153,11 +194,7 @@ def main() -> int:
         print(f"load average after the caches: {loadavg()}", flush=True)
         built = set((tmp / "cache").iterdir())
         results = _each(_synth, {label: (c["src"], tmp, env, args) for label, c in caches.items()}, args.sequential)
-        if not args.no_linear:  # linear in companies? the small input at the bulk run's samples per company
-            args.num_for = {"small-same-rate": max(2, round(args.num * caches["small"]["members"] / caches["bulk"]["members"])),
-                            "small-start": 2, "bulk-start": 2}
-            linear = _each(_synth, {label: (caches[label.split("-")[0]]["src"], tmp, env, args) for label in args.num_for},
-                           True)
+        linear = _linear(args, tmp, env, caches["bulk"]) if args.linear else None
         rebuilt = sorted(p.name for p in set((tmp / "cache").iterdir()) - built if "stores-" in p.name)
     if rebuilt:  # the cache key covers synth/statements/: an edit there mid-bench makes a synth run rebuild its cache
         print(f"WARNING: a synth run built a store cache itself ({', '.join(rebuilt)}): code under synth/statements/ "
@@ -177,15 +214,8 @@ def main() -> int:
     print(f"GOAL 3 ratio         time per sample {bulk['companies']} / {small['companies']} companies = "
           f"{(bulk['cpu'] / bulk['n']) / (small['cpu'] / small['n']):.2f} CPU, "
           f"{(bulk['wall'] / bulk['n']) / (small['wall'] / small['n']):.2f} wall  (goal <= 1.30)")
-    if not args.no_linear:  # CPU per sample beyond each input's start-up (a --num 2 run: imports, registry, tokenizer, index)
-        same, s0, b0 = linear["small-same-rate"], linear["small-start"], linear["bulk-start"]
-        rate = lambda r, r0: (r["cpu"] - r0["cpu"]) / max(1, r["n"] - r0["n"])  # noqa: E731
-        print(f"linear in companies  {same['n']} samples from {same['companies']} companies ({same['n'] / max(1, same['companies']):.0f} "
-              f"per company, as the bulk run's {bulk['n'] / max(1, bulk['companies']):.0f}): {1000 * rate(same, s0):.2f} ms CPU/sample "
-              f"beyond start-up ({s0['cpu']:.2f} s) against {1000 * rate(bulk, b0):.2f} for {bulk['companies']} companies (start-up "
-              f"{b0['cpu']:.2f} s): ratio {rate(bulk, b0) / rate(same, s0):.2f} at equal samples per company (the goal's "
-              f"ratio compares ~{small['n'] / max(1, small['companies']):.0f} samples per company with ~{bulk['n'] / max(1, bulk['companies']):.0f}: "
-              f"a company's index values and renderings are made once per run and shared by its samples)")
+    if linear:
+        print(linear)
     return 0
 
 
