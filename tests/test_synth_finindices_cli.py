@@ -1,5 +1,5 @@
 """`ledgerlm synth` end to end on the embedded real data: manifest coverage, byte-identical reruns,
-SIGKILL + resume, fidelity of a 2,000-sample run (slow).
+SIGKILL + resume, --drop-work, fidelity of a 2,000-sample run (slow).
 
     python -m pytest tests/test_synth_finindices_cli.py -q            # default checks
     python -m pytest tests/test_synth_finindices_cli.py -q -m slow    # 2,000-sample fidelity + full default run
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ledgerlm.synth.finindices import cli
+from ledgerlm.errors import InputError
+from ledgerlm.synth.finindices import cli, dataset
 
 OUTPUTS = ("train.jsonl", "dev.jsonl", "test.jsonl", "manifest.json", "README.md")
 
@@ -117,8 +118,6 @@ def test_help_and_card_say_num_is_attempted_and_drops_are_counted(reference, cap
 
 
 def test_bad_flags_fail_with_one_line_errors(tmp_path):
-    from ledgerlm.errors import InputError
-
     with pytest.raises(InputError, match="shard"):
         cli.main(["--out", str(tmp_path / "x"), "--shard", "3/2"])
     bad = tmp_path / "bad.yaml"
@@ -136,3 +135,45 @@ def test_fidelity_of_a_2000_sample_default_run(tmp_path):
     assert fidelity.main([str(out)]) == 0
     m = json.loads((out / "manifest.json").read_text())
     assert {"distractor_period", "deficiency"} <= set(m["counts"]["by_trap"])  # no genuine parent-only data (issue #11)
+
+
+# --drop-work: after a full build or a merge the resume state (OUT.work/) is removed, the published dataset is
+# unchanged (a 1-process split is a hard link to its stream), and nothing that holds published files is removed.
+@pytest.mark.parametrize("procs", ["1", "2"])
+def test_build_then_drop_work_keeps_the_same_bytes(tmp_path, small_config, reference, procs, capsys):
+    out = tmp_path / "ds"
+    assert cli.main(["--config", str(small_config), "--out", str(out), "--num-proc", procs, "--drop-work", "--no-progress"]) == 0
+    assert not dataset.work_dir(out).exists()
+    assert sha(out) == sha(reference)
+    assert f"removed the resume state {dataset.work_dir(out)}" in capsys.readouterr().err
+    # a rerun starts over (no resume state) and publishes the same bytes again
+    assert cli.main(["--config", str(small_config), "--out", str(out), "--no-progress"]) == 0
+    assert sha(out) == sha(reference)
+
+
+def test_merge_of_shard_jobs_then_drop_work(tmp_path, small_config, reference):
+    jobs = [tmp_path / "job0", tmp_path / "job1"]
+    for i, job in enumerate(jobs):
+        assert cli.main(["--config", str(small_config), "--out", str(job), "--shard", f"{i}/2", "--no-progress"]) == 0
+    merged = tmp_path / "merged"
+    assert cli.main(["--merge", *map(str, jobs), "--out", str(merged), "--drop-work"]) == 0
+    assert sha(merged) == sha(reference)
+    assert not any(dataset.work_dir(job).exists() for job in jobs)
+
+
+def test_drop_work_refuses_a_shard_job(tmp_path, small_config):
+    with pytest.raises(InputError, match="--drop-work with --shard"):
+        cli.main(["--config", str(small_config), "--out", str(tmp_path / "x"), "--shard", "0/2", "--drop-work"])
+    assert not (tmp_path / "x.work").exists()
+
+
+def test_drop_work_never_removes_a_folder_holding_published_files(tmp_path):
+    old = tmp_path / "old"  # an older version's layout: run.json and shards/ beside the published splits
+    (old / "shards").mkdir(parents=True)
+    for name in ("run.json", "train.jsonl"):
+        (old / name).write_text("{}\n")
+    inside = tmp_path / "state.work"  # OUT given inside a work dir
+    (inside / "ds").mkdir(parents=True)
+    assert cli.drop_work(old, [old]) == []
+    assert cli.drop_work(inside / "ds", [inside]) == []
+    assert (old / "train.jsonl").is_file() and (inside / "ds").is_dir()
