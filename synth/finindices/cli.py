@@ -169,7 +169,7 @@ def drop_work(out: Path, merged: list[Path]) -> list[Path]:
     published, removed = Path(out).resolve(), []
     for folder in [Path(out), *merged]:
         work = dataset.work_dir(folder)
-        if not work.name.endswith(".work") or not work.is_dir() or work in removed:
+        if not work.name.endswith(".work") or not work.is_dir():  # (a folder named twice is gone the second time)
             continue
         if published == work.resolve() or work.resolve() in published.parents:
             continue

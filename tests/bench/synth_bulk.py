@@ -108,9 +108,10 @@ def _cache(label: str, replicas: int, distinct: bool, tmp: Path, env: dict) -> d
                 zip_mb=src.stat().st_size / 1e6, src=src)
 
 
-def _synth(label: str, src: Path, tmp: Path, env: dict, args) -> dict:
-    """`ledgerlm synth` over one input (its cache already built); wall / CPU / peak RSS and what it emitted."""
-    num = getattr(args, "num_for", {}).get(label, args.num)
+def _synth(label: str, src: Path, tmp: Path, env: dict, args, num: int | None = None) -> dict:
+    """`ledgerlm synth --num NUM` (default `args.num`) over one input (its cache already built); wall / CPU / peak RSS
+    and what it emitted."""
+    num = args.num if num is None else num
     run = timed([sys.executable, "-m", "ledgerlm.cli", "synth", "--source", str(src), "--num", str(num), "--no-progress",
                  "--num-proc", str(args.num_proc), "--out", str(tmp / label),
                  *(["--config", args.config] if args.config else [])], env)
@@ -137,8 +138,7 @@ def _linear(args, tmp: Path, env: dict, bulk: dict) -> str:
     for i in range(2):
         for label in (list(jobs) if i == 0 else list(reversed(jobs))):
             src, members, num = jobs[label]
-            args.num_for = {label: num}
-            runs[label].append(_synth(label, src, tmp, env, args))
+            runs[label].append(_synth(label, src, tmp, env, args, num))
             shutil.rmtree(tmp / label, ignore_errors=True)
             shutil.rmtree(tmp / f"{label}.work", ignore_errors=True)
     points = [(r["n"], r["cpu"]) for rs in runs.values() for r in rs]
