@@ -53,6 +53,11 @@ def test_every_10q_three_month_value_equals_ytd_difference():
                     continue  # different tags for the two windows are not the same line item
                 gap = abs(derived.value - reported.value)
                 unit = _rounding_unit(reported.value, *(f.value for f in derived.inputs))
+                if any(f.source != accession for f in derived.inputs):
+                    # a finer earlier figure stands in for this 10-Q's coarser comparative (facts.keep_precise): the
+                    # 3-month figure is only as precise as this filing's own year-to-date figures of the line
+                    own = rows[(rows["concept"] == concept) & (rows["value"] != 0)]["value"]
+                    unit = max(unit, _rounding_unit(*own) if len(own) else 1)
                 key = (company, accession, concept, period.label)
                 if gap == 0:
                     exact += 1

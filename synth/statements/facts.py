@@ -114,7 +114,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
         return df.assign(adjustment="").reset_index(drop=True)
     df = df.assign(adjustment=df["adjustment"] if "adjustment" in df.columns else "")
     unmapped = df[df["concept"] == ""]
-    mapped, _ = normalize(df[df["concept"] != ""])
+    mapped, _ = normalize(keep_precise(df[df["concept"] != ""]))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -124,6 +124,55 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     latest = order.drop_duplicates(PERIOD_KEY, keep="first").drop(columns="_prec")
     out = pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
     return out[[c for c in out.columns if c != "adjustment"] + ["adjustment"]]
+
+
+ROUNDING_CAP = 1_000_000  # filers tag amounts rounded to at most millions: a rounder figure is not a coarser rounding
+
+
+def _rounding(values: np.ndarray) -> np.ndarray:
+    """The rounding each whole amount shows: the largest of 1, 10, ... `ROUNDING_CAP` that divides it."""
+    import numpy as np
+
+    quantum = np.ones(len(values))
+    magnitude = np.abs(values)
+    k = 10.0
+    while k <= ROUNDING_CAP:
+        quantum = np.where(np.fmod(magnitude, k) == 0, k, quantum)
+        k *= 10
+    return quantum
+
+
+def keep_precise(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop later values that only repeat an earlier filing's value for the same tag and window at a coarser rounding.
+
+    A later filing's comparative replaces the original (latest filed wins), but when it shows the same figure rounded
+    further - NVIDIA's FY2016 10-Q gives its FY2015 nine-month diluted shares as 566,000,000 where the FY2015 10-Q
+    filed 565,653,000 - the answers computed from it differ from the filer's own (a quarter derived from two rounded
+    year-to-date share counts: 556 M instead of 558.2 M, dilution ratio 1.016 instead of 1.019). A later figure less than
+    one unit of its own rounding away from an earlier, finer one is that figure rounded (or, as NVIDIA's FY2016 10-Q
+    gives its FY2015 first-half net income, 265 M for 264,492 k, a sum of rounded quarters) and gives way to it; a
+    later value further away is a restatement and still wins. Flows and weighted share counts only (what quarters, Q4
+    and TTM are derived from, where a rounded figure's error is multiplied): a balance sheet's lines are read as one
+    filing presents them (a later filing may tag a line differently, and a finer figure kept for one tag would sit
+    beside the later filing's coarser figures for the others). Per-share values are compared across split bases by
+    splits.normalize (`_prefer_precise`)."""
+    import numpy as np
+
+    from ledgerlm.synth.statements.splits import _kinds
+
+    values = df["value"].astype(float)
+    whole = ((_kinds(df) != "per_share") & (df["filed"] != "") & (df["start"] != "") & (values != 0)
+             & (np.fmod(values, 1.0) == 0))
+    key = PERIOD_KEY + ["tag"]
+    rows = df[whole]
+    rows = rows[rows.duplicated(key, keep=False)]
+    if rows.empty:
+        return df
+    rows = rows[key + ["value", "filed"]].assign(_q=_rounding(rows["value"].to_numpy(float))).rename_axis("row_id").reset_index()
+    pairs = rows.merge(rows[key + ["value", "filed", "_q"]], on=key, suffixes=("", "_earlier"))
+    coarser = pairs[(pairs["filed_earlier"] < pairs["filed"]) & (pairs["_q_earlier"] < pairs["_q"])
+                    & ((pairs["value"] - pairs["value_earlier"]).abs() < pairs["_q"])]
+    return df.drop(index=coarser["row_id"].unique()) if len(coarser) else df
 
 
 ANCHORS = ("revenue", "net_income", "total_assets")  # totals a restatement would change

@@ -25,8 +25,9 @@ ONE = dt.timedelta(days=1)
 
 class Engine:
     def __init__(self, company: Company, *, pick: str = "latest", leases: str = "none", days: str = "360", quarter: str = "reported",
-                 eps_q4: str = "fy_minus_9m"):
+                 eps_q4: str = "fy_minus_9m", shown: int | None = None):
         self.c, self.pick, self.leases, self.days_rule, self.quarter, self.eps_q4 = company, pick, leases, days, quarter, eps_q4
+        self.shown = shown  # decimals a rescaled per-share figure is shown to (None: exact)
         self.used: list[dict] = []
 
     # ---- periods ---------------------------------------------------------------------------------
@@ -57,7 +58,7 @@ class Engine:
 
     # ---- values ----------------------------------------------------------------------------------
     def _cell(self, concept, start, end):
-        v, how = self.c.cell(concept, start, end, self.pick)
+        v, how = self.c.cell(concept, start, end, self.pick, shown=self.shown)
         self.used.append({"concept": concept, **how})
         return v
 
@@ -85,7 +86,7 @@ class Engine:
         e.g. Apple's commercial paper re-tagged OtherShortTermBorrowings, must not add to the original line)."""
         accn = self.c.balance_filing(d, self.pick)
         try:
-            v, how = self.c.cell(concept, None, d, self.pick, accn=accn)
+            v, how = self.c.cell(concept, None, d, self.pick, accn=accn, shown=self.shown)
         except Missing:
             return None
         self.used.append({"concept": concept, **how})
@@ -184,9 +185,11 @@ class Engine:
         if concept.startswith("shares"):  # scale slip: shares tagged in thousands (NI / shares ~ 1000 x EPS)
             eps_concept = "eps_basic" if concept == "shares_basic" else "eps_diluted"
             try:
-                eps, _ = self.c.cell(eps_concept, self.start(P), self.end(P), self.pick)
+                eps, how = self.c.cell(eps_concept, self.start(P), self.end(P), self.pick, shown=self.shown)
                 ni, _ = self.c.cell("net_income_parent", self.start(P), self.end(P), self.pick)
-                tol = max(0.0051, 0.05 * abs(eps))  # the filed EPS is rounded to the cent
+                # the filed EPS is rounded to the cent on the basis it was filed on (a cent / k on the latest basis)
+                k = 1 if self.pick in ("as_filed", "latest_raw") else self.c.basis_factor(how["filed"])  # (rescaled or not)
+                tol = max(0.0051 / k, 0.05 * abs(eps))
                 if abs(ni / (v * 1000) - eps) <= tol and abs(ni / v - eps) > 100 * tol:
                     v *= 1000
                     self.used.append({"note": f"{concept} {P}: tagged in thousands (NI/shares = 1000 x EPS), x1000"})

@@ -356,7 +356,8 @@ class Company:
             return None
         return rows[0][1] if pick in ("original", "as_filed") else rows[-1][1]
 
-    def cell(self, concept: str, start: dt.date | None, end: dt.date, pick: str = "latest", accn: str | None = None) -> tuple[float, dict]:
+    def cell(self, concept: str, start: dt.date | None, end: dt.date, pick: str = "latest", accn: str | None = None,
+             shown: int | None = None) -> tuple[float, dict]:
         """One reported value: the first tag in priority order with a fact for this window (from filing `accn` if given)."""
         kind = KIND.get(concept)
         unit = {"per_share": self.currency + "/shares", "shares": "shares"}.get(kind, self.currency)
@@ -366,6 +367,9 @@ class Company:
             if not rows:
                 continue
             rows.sort(key=lambda r: (r[3], r[4]))
+            if pick == "finer" and start is not None:  # README conventions: a later flow figure that only repeats an
+                # earlier one more coarsely gives way to it (balance sheets are read as the latest filing presents them)
+                rows = [r for i, r in enumerate(rows) if not any(self._coarser(r, e, kind) for e in rows[:i])] or rows
             if pick in ("original", "as_filed"):
                 row = rows[0]
             else:  # latest filed; several tagged values in that filing: the one whose start is closest
@@ -374,11 +378,37 @@ class Company:
             value = row[2]
             if kind == "per_share" and pick not in ("as_filed", "latest_raw"):
                 value = value / self.basis_factor(row[3])
+                if shown is not None and self.basis_factor(row[3]) != 1:  # a rescaled figure as the prompt shows it
+                    value = round(value, shown)
             elif kind == "shares" and pick not in ("as_filed", "latest_raw"):
                 value = value * self.basis_factor(row[3])
             return value, {"tag": tag, "start": str(row[0]) if row[0] else "", "end": str(end), "value": row[2],
                            "filed": row[3], "accn": row[4]}
         raise Missing(f"{self.ticker}: {concept} for {start or ''}..{end} not tagged")
+
+    def _coarser(self, later: tuple, earlier: tuple, kind: str | None) -> bool:
+        """Is `later` only `earlier` at a coarser rounding? Per-share: on the latest split basis, `earlier` carries more
+        digits (a larger rescale factor) and `later` is within half a cent on the basis it was filed on. Amounts and share
+        counts on one basis: `later` is rounded to a larger power of ten (at most millions) and less than one unit of
+        that rounding away from `earlier`."""
+        if later[3] <= earlier[3]:
+            return False
+        if kind == "per_share":
+            f_later, f_earlier = self.basis_factor(later[3]), self.basis_factor(earlier[3])
+            return f_earlier > f_later and abs(later[2] / f_later - earlier[2] / f_earlier) <= 0.005 / f_later + 1e-12
+        if self.basis_factor(later[3]) != self.basis_factor(earlier[3]):
+            return False
+
+        def rounding(v: float) -> int:
+            q = 1
+            while q < 1_000_000 and v and float(v).is_integer() and int(abs(v)) % (q * 10) == 0:
+                q *= 10
+            return q
+
+        a, b = later[2], earlier[2]
+        if not a or not b or not float(a).is_integer() or not float(b).is_integer():
+            return False
+        return rounding(b) < rounding(a) and abs(a - b) < rounding(a)
 
     def has(self, concept: str) -> bool:
         return any(t in self.facts for t in TAGS[concept])

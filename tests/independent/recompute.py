@@ -36,6 +36,11 @@ ACCEPTED = [
     ("per-share values on the basis of the latest filing that reports them (one basis per computation)", {"pick": "latest_raw"}),
     ("standalone quarter = YTD - prior YTD (the contract's rule; differs from the 3-month figure by filer rounding)", {"quarter": "derived"}),
     ("Q4 EPS = Q4 net income / Q4 weighted shares (FY and 9M averages weighted by days; the store's stated rule)", {"eps_q4": "ni_over_shares"}),
+    ("a later figure that only repeats an earlier one at a coarser rounding gives way to the earlier (README conventions)", {"pick": "finer"}),
+    ("coarser repeats give way to the earlier figure, and Q4 EPS = Q4 net income / Q4 weighted shares", {"pick": "finer", "eps_q4": "ni_over_shares"}),
+    ("coarser repeats give way to the earlier figure, and standalone quarter = YTD - prior YTD", {"pick": "finer", "quarter": "derived"}),
+    ("per-share figures rescaled for a split as the prompt shows them (6 decimals)", {"pick": "finer", "shown": 6}),
+    ("rescaled per-share figures to 6 decimals, and Q4 EPS = Q4 net income / Q4 weighted shares", {"pick": "finer", "shown": 6, "eps_q4": "ni_over_shares"}),
 ]
 # conventions that would need stating (an answer equal only under one of them is a mismatch of that class)
 ALTERNATES = [
@@ -237,8 +242,8 @@ def check_item(item: dict, companies: dict[str, Company]) -> dict:
                 alt = scaled(evaluate(index, alt_engine, period), unit, index)
             except (Missing, ZeroDivisionError):
                 continue
-            if not one_split_basis(alt_engine):
-                continue  # values from both sides of a split: never an accepted convention
+            if opts.get("pick") in ("as_filed", "latest_raw") and not one_split_basis(alt_engine):
+                continue  # unrescaled values from both sides of a split: never an accepted convention
             if same(alt, answer, decimals):
                 accepted_as = name
                 break

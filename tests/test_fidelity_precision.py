@@ -1,0 +1,83 @@
+"""A later filing's coarser repeat of a figure never replaces the filer's finer original, and a standalone quarter's
+weighted shares derived from year-to-date averages must meet the filed three-month count within rounding.
+
+    python -m pytest -q tests/test_fidelity_precision.py
+
+Found by the independent recomputation (tests/independent/recompute.py) over seeds other than the default: NVIDIA's
+FY2016 filings repeat FY2015 figures rounded to millions (nine-month diluted shares 566,000,000 for the 565,653,000
+first filed), and a quarter derived from such rounded year-to-date figures misses the filer's own three-month figure
+(FY2014Q4 revenue 1,144,056 k vs 1,144,218 k filed; FY2015Q3 diluted shares 556 M vs 558.2 M filed, so a dilution
+ratio of 1.016 instead of 1.019).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pandas as pd
+import pytest
+
+from ledgerlm.errors import LedgerError
+from ledgerlm.synth.indices.compute import compute
+from ledgerlm.synth.statements.facts import keep_precise
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
+
+NVDA_FY2015_10Q3 = "0001045810-14-000188"  # the FY2015 Q3 10-Q (filed 2014-11-19): figures in thousands
+
+
+@lru_cache(maxsize=1)
+def stores() -> tuple[FactStore, FactStore]:
+    """(a store that reads filed three-month columns, a synth store: year-to-date reports only)."""
+    facts = load_facts()
+    return FactStore(facts), FactStore(facts, quarter_columns=False)
+
+
+def test_the_finer_original_wins_over_a_later_rounded_repeat():
+    full, _ = stores()
+    nine_months = full.value("NVDA", "shares_diluted", "FY2015Q3YTD")
+    assert nine_months.inputs[0].source == NVDA_FY2015_10Q3
+    assert nine_months.value == 565_653_000 * 40  # as filed, on the latest split basis (4-for-1, 10-for-1)
+    # quarters derived from the finer figures equal the filer's own three-month figures
+    assert full.value("NVDA", "revenue", "FY2014Q4").value == 1_144_218_000  # the FY2015 10-K's Q4 revenue
+    assert full.value("NVDA", "net_income", "FY2015Q2").value == 127_976_000  # the FY2015 Q2 10-Q's three months
+
+
+def _rows(values: list[tuple[str, str, float]], start: str = "2014-01-27") -> pd.DataFrame:
+    return pd.DataFrame([{"company": "X", "scope": "consolidated", "concept": "revenue", "tag": "Revenues", "start": start,
+                          "end": "2014-10-26", "unit": "USD", "filed": filed, "source": src, "value": value}
+                         for filed, src, value in values])
+
+
+def test_a_restatement_still_wins_and_balance_sheets_are_left_alone():
+    # the later figure is the earlier one rounded to millions: dropped
+    kept = keep_precise(_rows([("2014-11-19", "a", 13_702_000.0), ("2015-11-18", "b", 14_000_000.0)]))
+    assert list(kept["source"]) == ["a"]
+    # a sum of rounded quarters, less than one million away: still a coarser repeat
+    kept = keep_precise(_rows([("2014-08-20", "a", 264_492_000.0), ("2015-08-19", "b", 265_000_000.0)]))
+    assert list(kept["source"]) == ["a"]
+    # more than one unit of its rounding away: a restatement, both stay (the latest filed is then selected)
+    kept = keep_precise(_rows([("2014-11-19", "a", 13_702_000.0), ("2015-11-18", "b", 15_000_000.0)]))
+    assert list(kept["source"]) == ["a", "b"]
+    # as fine as the original: both stay
+    kept = keep_precise(_rows([("2014-11-19", "a", 13_702_000.0), ("2015-11-18", "b", 13_701_000.0)]))
+    assert list(kept["source"]) == ["a", "b"]
+    # balance-sheet lines (instants) are read as each filing presents them
+    kept = keep_precise(_rows([("2015-03-12", "a", 1_384_342_000.0), ("2016-03-17", "b", 1_384_000_000.0)], start=""))
+    assert list(kept["source"]) == ["a", "b"]
+
+
+def test_derived_quarter_shares_must_meet_the_filed_three_month_count():
+    _, synth = stores()
+    # basic shares are time-additive: the derivation meets the filed 547,789,000 (x 40) within the thousands' rounding
+    basic = synth.value("NVDA", "shares_basic", "FY2015Q3")
+    assert basic.value == pytest.approx(547_789_000 * 40, abs=3_000 * 40)
+    # diluted shares (treasury-stock method) are not: 555.8 M derived vs 558.2 M filed, so the quarter is refused and no
+    # item asks a dilution ratio of 1.015 where the filer reports 1.019
+    with pytest.raises(LedgerError, match="misses the filed three-month figure"):
+        synth.value("NVDA", "shares_diluted", "FY2015Q3")
+    with pytest.raises(LedgerError):
+        compute(synth, "NVDA", "dilution_ratio", "FY2015Q3")
+    # a store that shows the filed three-month column answers it from there
+    full, _ = stores()
+    ratio = compute(full, "NVDA", "dilution_ratio", "FY2015Q3").value
+    assert ratio == pytest.approx(558_201_000 / 547_789_000)
