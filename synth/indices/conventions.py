@@ -53,6 +53,12 @@ NOTES = [
                               "non-current) + long-term payables; payables, notes payable, contract liabilities, taxes and payroll payable are "
                               "non-interest-bearing.",
      "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
+    ("net_financial_debt", "Net financial debt = financial debt - cash and cash equivalents - short-term investments (a "
+                           "short-term investments line the balance sheet does not show counts as 0).",
+     "净金融负债 = 金融负债 − 货币资金 − 交易性金融资产（短期投资；资产负债表未列示时按 0 计）。"),
+    ("net_debt", "Net debt (interest-bearing basis) = interest-bearing debt - cash and cash equivalents; short-term investments "
+                 "are not deducted.",
+     "净债务（带息口径）= 带息债务 − 货币资金；交易性金融资产（短期投资）不扣除。"),
     ("ebit", "EBIT = income before income taxes + interest expense (the one EBIT definition used throughout).",
      "息税前利润（EBIT）= 利润总额 + 利息费用（全数据集统一口径）。"),
     ("ebitda", "EBITDA = operating income + depreciation and amortization (operating-income basis, D&A from the cash flow "

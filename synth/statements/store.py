@@ -255,12 +255,26 @@ class FactStore(StoreViews):
         if cell is not None:
             return cell.ref(concept, report.label)
         where = "" if scope == "consolidated" else f" ({scope})"
-        if visible and self._has_report(company, report, scope, _meta(concept)[0]):
+        statement = _meta(concept)[0]
+        if visible and self._has_report(company, report, scope, statement):
+            if statement == "balance" and not self._full_balance_sheet(company, report, scope):
+                # a stub (early XBRL filings that tag a few lines: Verizon's FY2007 cash and equity only) does not show
+                # that a line is absent: a debt line it lacks is not a debt of 0
+                return NotDerivable(f"{company}: the {report.label} balance sheet{where} shows no {concept} and no total assets: "
+                                    f"not a full statement, so the line cannot be read as 0",
+                                    company=company, concept=concept, period=report.label, missing=[report.label])
             # The report is there but has no such line: nothing is missing that a reader could add.
             return NotDerivable(f"{company}: the {report.label} report{where} shows no {concept}",
                                 company=company, concept=concept, period=report.label, missing=[])
         return NotDerivable(f"{company}: {concept} needs the {report.label} report{where}, which is not available",
                             company=company, concept=concept, period=report.label, missing=[report.label])
+
+    def _full_balance_sheet(self, company: str, report: ReportKey, scope: str) -> bool:
+        """Does the report's balance sheet show its total (total assets, or total liabilities and equity)? Only a full
+        statement shows that a line it lacks is absent."""
+        cells = self.index.cells
+        return ((company, scope, "total_assets", report) in cells
+                or (company, scope, "liabilities_and_equity", report) in cells)
 
     def reported_quarter(self, company: str, concept: str, period: Period | str, scope: str = "consolidated") -> FactRef | None:
         """A standalone three-month value as filed in a 10-Q (None when the filing did not show one)."""
