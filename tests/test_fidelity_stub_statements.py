@@ -5,8 +5,8 @@
 Early XBRL filings tag a few lines of some balance sheets (Verizon FY2007: cash 1,153 M and equity 82,869 M only; the
 FSDS 10-K 0001193125-10-041685 has no 2007 debt). Reading the absent debt lines as 0 gave net debt = -cash and
 net debt / EBITDA = -0.04 for a filer with ~$28 B of debt (found by two independent audits of a seed-5 run: 8 such
-items, VZ / K / ED / GE / F / SNOW / TSM). Only a full statement - one that shows its total assets (or total
-liabilities and equity) - shows that a line is absent.
+items, VZ / K / ED / GE / F / SNOW / TSM). Only a full statement - one that shows a total (total assets, total
+liabilities, or total liabilities and equity) - shows that a line is absent.
 """
 from __future__ import annotations
 

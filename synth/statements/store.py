@@ -260,7 +260,7 @@ class FactStore(StoreViews):
             if statement == "balance" and not self._full_balance_sheet(company, report, scope):
                 # a stub (early XBRL filings that tag a few lines: Verizon's FY2007 cash and equity only) does not show
                 # that a line is absent: a debt line it lacks is not a debt of 0
-                return NotDerivable(f"{company}: the {report.label} balance sheet{where} shows no {concept} and no total assets: "
+                return NotDerivable(f"{company}: the {report.label} balance sheet{where} shows no {concept} and no total: "
                                     f"not a full statement, so the line cannot be read as 0",
                                     company=company, concept=concept, period=report.label, missing=[report.label])
             # The report is there but has no such line: nothing is missing that a reader could add.
@@ -270,11 +270,10 @@ class FactStore(StoreViews):
                             company=company, concept=concept, period=report.label, missing=[report.label])
 
     def _full_balance_sheet(self, company: str, report: ReportKey, scope: str) -> bool:
-        """Does the report's balance sheet show its total (total assets, or total liabilities and equity)? Only a full
-        statement shows that a line it lacks is absent."""
+        """Does the report's balance sheet show a total (total assets, total liabilities, or total liabilities and equity)?
+        Only a full statement shows that a line it lacks is absent."""
         cells = self.index.cells
-        return ((company, scope, "total_assets", report) in cells
-                or (company, scope, "liabilities_and_equity", report) in cells)
+        return any((company, scope, total, report) in cells for total in ("total_assets", "total_liabilities", "liabilities_and_equity"))
 
     def reported_quarter(self, company: str, concept: str, period: Period | str, scope: str = "consolidated") -> FactRef | None:
         """A standalone three-month value as filed in a 10-Q (None when the filing did not show one)."""

@@ -85,6 +85,8 @@ class Engine:
         """A borrowing line of the balance sheet at d, read from one filing (a later filing's re-tagged comparative,
         e.g. Apple's commercial paper re-tagged OtherShortTermBorrowings, must not add to the original line)."""
         accn = self.c.balance_filing(d, self.pick)
+        if accn is None:  # no filing shows a balance sheet with total assets at d: an untagged line is unknown, not 0
+            raise Missing(f"{self.c.ticker}: no balance sheet with total assets at {d}")
         try:
             v, how = self.c.cell(concept, None, d, self.pick, accn=accn, shown=self.shown)
         except Missing:
