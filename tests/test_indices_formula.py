@@ -126,6 +126,14 @@ def test_registry_validation_fails_loudly(tmp_path):
     (215_938e6, "currency", "billions", 3, "215.938"),
     (6.13, "per_share", "units", 1, "6.1"),
     (0.5, "days", "units", 0, "1"),
+    # a float a few ulps short of the boundary is on it: SNOW FY2023Q2 EPS YoY (-0.70 - -0.64) / 0.64 = -0.09375
+    # exactly, -0.0937499999999999 in floats (found by an analyst audit: the dataset said -9.37)
+    ((-0.70 - -0.64) / 0.64, "percent", "percent", 2, "-9.38"),
+    (-0.0937499999999999, "percent", "percent", 2, "-9.38"),
+    (0.0937499999999999, "percent", "percent", 2, "9.38"),
+    (1234.4999999999998, "currency", "units", 0, "1235"),
+    (-0.093749, "percent", "percent", 2, "-9.37"),  # a real value below the boundary stays below
+    (1_401_842_000_000.4, "currency", "units", 0, "1401842000000"),
 ])
 def test_format_answer_rounds_half_away_from_zero(value, kind, unit, decimals, expected):
     assert format_answer(value, kind, unit, decimals) == Decimal(expected)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Callable
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
@@ -182,7 +182,18 @@ def format_answer(value: float, result_kind: str, unit: str | None = None, decim
     else:
         allowed = ["percent", "units"] if result_kind == "percent" else list(UNIT_SCALES) if result_kind == "currency" else ["units"]
         raise InputError(f"unit {unit!r} does not apply to a {result_kind} result (use one of {allowed})", field="unit")
-    return scaled.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    quantum = Decimal(1).scaleb(-decimals)
+    # a value a float operation left a few ulps short of a rounding boundary is on it: (-0.70 - -0.64) / 0.64 is
+    # -0.09375 exactly, -0.0937499999999999 in floats, -9.375 % -> -9.38 half away from zero, not -9.37
+    steps = scaled / quantum
+    below = steps.to_integral_value(rounding=ROUND_FLOOR)
+    boundary = (below + Decimal("0.5")) * quantum
+    if scaled != boundary and abs(scaled - boundary) <= abs(scaled) * FLOAT_NOISE:
+        scaled = boundary
+    return scaled.quantize(quantum, rounding=ROUND_HALF_UP)
+
+
+FLOAT_NOISE = Decimal("1e-14")  # relative: ~45 ulps, above the error of a few float operations, below any figure's precision
 
 
 class _Evaluator:
