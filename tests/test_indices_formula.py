@@ -134,6 +134,8 @@ def test_registry_validation_fails_loudly(tmp_path):
     (1234.4999999999998, "currency", "units", 0, "1235"),
     (-0.093749, "percent", "percent", 2, "-9.37"),  # a real value below the boundary stays below
     (1_401_842_000_000.4, "currency", "units", 0, "1401842000000"),
+    (321_319_000_000.0, "currency", "units", 3, "321319000000.000"),  # a whole figure is 0.0005 from a boundary, not on it
+    (328_787_000_000.0000001, "currency", "units", 3, "328787000000.000"),
 ])
 def test_format_answer_rounds_half_away_from_zero(value, kind, unit, decimals, expected):
     assert format_answer(value, kind, unit, decimals) == Decimal(expected)

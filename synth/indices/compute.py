@@ -188,11 +188,13 @@ def format_answer(value: float, result_kind: str, unit: str | None = None, decim
     steps = scaled / quantum
     below = steps.to_integral_value(rounding=ROUND_FLOOR)
     boundary = (below + Decimal("0.5")) * quantum
-    if scaled != boundary and abs(scaled - boundary) <= abs(scaled) * FLOAT_NOISE:
-        scaled = boundary
+    gap = abs(scaled - boundary)
+    if scaled != boundary and gap <= abs(scaled) * FLOAT_NOISE and gap <= quantum * BOUNDARY_SHARE:
+        scaled = boundary  # (never a whole figure: 321,319,000,000 at 3 decimals is 0.0005 from a boundary, not on it)
     return scaled.quantize(quantum, rounding=ROUND_HALF_UP)
 
 
+BOUNDARY_SHARE = Decimal("1e-6")  # ... and within this share of the quantum: float noise, not a value of the figures
 FLOAT_NOISE = Decimal("1e-14")  # relative: ~45 ulps, above the error of a few float operations, below any figure's precision
 
 

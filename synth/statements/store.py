@@ -48,7 +48,6 @@ _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
 _AS_FILED_RE = re.compile(r"as filed (-?[\d.]+) / ([\d.]+) =")  # a per-share figure rescaled for a split (splits.py)
 _SHARES_AS_FILED_RE = re.compile(r"as filed (-?[\d,.]+) x ([\d.]+) =")  # a share count rescaled for a split or slip
-SHARES_MISS = 0.0005  # a derived quarter's weighted shares may miss the filed three-month count by this much beyond rounding
 _meta = functools.lru_cache(maxsize=None)(concept_meta)  # (statement, kind) of a concept: taxonomy data, read at every derivation
 _REPORT_KEYS: dict[tuple[int, int], ReportKey] = {}  # (fiscal year, quarters) -> the one key the period algebra uses
 _BALANCE_REPORTS: dict[tuple[str, str], ReportKey] = {}  # (period label, end | begin) -> the report a balance is read at
@@ -568,18 +567,17 @@ class FactStore(StoreViews):
         for Q4), when the filing has one. EPS is then rounded to the precision the filing reports it at (the cent):
         the derived quarter stands for the filed 3-month EPS, so it must equal it (SNOW FY2023Q2 basic EPS
         -222,806,000 / 318,356,771.74 time-weighted shares = -0.699863 -> -0.70, as filed; the YoY of unrounded quarters,
-        (-0.699863 - -0.637246) / 0.637246 = -9.83 %, differs from the filed cents' (-0.70 - -0.64) / 0.64 = -9.375 %). LedgerError when the derived figure does not round to the filed one (shares: off by more than the rounding of the figures it combines, and `SHARES_MISS`):
+        (-0.699863 - -0.637246) / 0.637246 = -9.83 %, differs from the filed cents' (-0.70 - -0.64) / 0.64 = -9.375 %). LedgerError when the derived figure does not round to the filed one (shares: off by more than the rounding of the figures it combines):
         then the filer contradicts what the year-to-date reports give."""
         cell = self.index.quarter_reported.get((company, scope, concept, p.fiscal_year, p.quarter))
         if cell is None:
             return d
         if kind != "per_share":
-            # the derivation is exact up to the rounding of the figures it combines (and of the filed count); beyond that
-            # (and `SHARES_MISS`), the filer's year-to-date averages do not add up to its quarter: diluted shares by the
-            # treasury-stock method are not additive (NVIDIA FY2015Q3 diluted: 555.8 M from the 9M and H1 averages, 558.2 M
-            # filed, so a dilution ratio of 1.015 instead of the filed 1.019)
-            allowed = max(self._rounding_slack(company, concept, p, scope, cell), SHARES_MISS * abs(cell.value))
-            if abs(d.value - cell.value) > allowed:
+            # the derivation is exact up to the rounding of the figures it combines (and of the filed count); beyond that,
+            # the filer's year-to-date averages do not add up to its quarter: diluted shares by the treasury-stock method
+            # are not additive (NVIDIA FY2015Q3 diluted: 555.8 M from the 9M and H1 averages, 558.2 M filed, so a dilution
+            # ratio of 1.015 instead of the filed 1.019; Apple FY2023Q2 diluted 0.04 % off: OCF per share 1.803 vs 1.802)
+            if abs(d.value - cell.value) > self._rounding_slack(company, concept, p, scope, cell):
                 raise LedgerError(f"{company}: {concept} {p.label} derived from the year-to-date reports ({d.value:.6g}) misses the "
                                   f"filed three-month figure ({cell.value:.6g}): not derivable from what the reports show")
             return d
