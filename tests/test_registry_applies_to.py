@@ -97,6 +97,22 @@ def test_one_ebit_definition():
     assert "EBIT = income before income taxes + interest expense" in REGISTRY["interest_coverage"].hint_text("en")
 
 
+def test_no_hint_prompts_state_the_share_and_net_debt_conventions():
+    """Helper audits of a seed-31 run: no-hint per-share prompts never said which shares they divide by (diluted
+    weighted 4.863 vs basic 4.924 for AAPL revenue per share), EPS YoY prompts stated no EPS rule at all, and net debt
+    did not say whether short-term investments are deducted."""
+    for i in ("revenue_per_share", "ocf_per_share", "fcf_per_share"):
+        if i in REGISTRY:
+            assert "diluted weighted-average shares" in REGISTRY[i].convention_text("en"), i
+            assert "稀释加权平均股数" in REGISTRY[i].convention_text("zh"), i
+    assert "basic weighted-average shares" in REGISTRY["eps_basic_computed"].convention_text("en")
+    for i in ("eps_basic_yoy", "eps_diluted_yoy"):
+        assert "EPS and share counts are never added or subtracted" in REGISTRY[i].convention_text("en"), i
+    assert "short-term investments are not deducted" in REGISTRY["net_debt"].convention_text("en")
+    assert "- short-term investments" in REGISTRY["net_debt_to_ebitda_ttm"].convention_text("en")
+    assert "平均" in REGISTRY["roe_total_equity_avg"].name_zh
+
+
 def test_synth_never_asks_unfit_periods_or_standards():
     """Draw many targets from a builder over the embedded data: every (index, period) accepted, every standard fits."""
     from ledgerlm.errors import LedgerError

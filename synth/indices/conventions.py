@@ -80,9 +80,15 @@ NOTES = [
      "每股指标与股数统一按最新一期报告的拆股口径；单季度加权平均股数取报告披露的三个月数，未披露时按累计期间数据时间加权"
      "（第四季度及 TTM 同此）；单季度每股收益 = 单季度净利润 / 上述股数，报告披露该季度三个月每股收益时四舍五入至 0.01（即披露数）；"
      "每股收益与股数不做加减。"),
+    ("shares_diluted", "Per-share amounts divide by the diluted weighted-average shares of the period (not basic shares, "
+                       "not shares outstanding at the period end).",
+     "每股指标除以期间稀释加权平均股数（非基本股数，非期末流通股数）。"),
+    ("shares_basic", "Basic per-share amounts divide by the basic weighted-average shares of the period.",
+     "基本每股指标除以期间基本加权平均股数。"),
 ]
 _OPERATOR_KEYS = {"begin": {"begin", "avg"}, "standalone": {"standalone", "quarter"}}
 _SHARE_CONCEPTS = {"shares_basic", "shares_diluted"}
+_EPS_CONCEPTS = {"eps_basic", "eps_diluted"}  # EPS of a standalone quarter or TTM is built from shares: the same rule
 _ZH_PREFIX = {"prior_year": "上年同期", "prior_quarter": "上一季度", "ytd": "年初至今累计", "standalone": "单季度",
               "quarter": "单季度", "ttm": "TTM ", "begin": "期初", "end": "期末", "avg": "平均", "annualize": "年化"}
 _ZH_BUILTINS = {"days_in_period": "期间天数", "months_in_period": "期间月数",
@@ -131,8 +137,10 @@ def _keys(index, registry) -> set[str]:
         keys.add("interest_bearing_debt")
     if "interest_bearing_debt" in keys or "invested_capital_equity" in keys:
         keys |= {"financial_debt", "interest_bearing_debt"}
-    if concepts & _SHARE_CONCEPTS:
+    if concepts & (_SHARE_CONCEPTS | _EPS_CONCEPTS):
         keys.add("shares")
+    if index.result == "per_share":
+        keys |= concepts & _SHARE_CONCEPTS  # which weighted-average shares a per-share amount divides by
     return keys
 
 
