@@ -91,3 +91,16 @@ def test_depreciation_is_the_cash_flow_line_not_a_notes_figure():
     assert full.value("AAPL", "depreciation_amortization", "FY2015").value == 11_257_000_000
     assert full.value("AAPL", "depreciation_amortization", "FY2014").value == 7_946_000_000
     assert full.value("AAPL", "depreciation_amortization", "FY2018").value == 10_903_000_000  # later 10-Ks: the other tag
+
+
+def test_capex_of_a_utility_adds_its_construction_expenditures():
+    """Con Edison's 2009 10-K (FSDS 0001193125-10-036116) shows two capex lines on its cash-flow statement: non-utility
+    PaymentsToAcquirePropertyPlantAndEquipment 9 M and utility construction expenditures PaymentsForConstructionInProcess
+    2,184 M; capex was 9 M and free cash flow overstated by 2.2 B (9 item pairs of a seed-31 run; helper audit)."""
+    full, _ = stores()
+    capex = full.value("ED", "capex", "FY2009")
+    assert capex.value == 9_000_000 + 2_184_000_000
+    assert "PaymentsForConstructionInProcess" in capex.inputs[0].note
+    assert full.value("ED", "capex", "FY2007").value == 6_000_000 + 1_928_000_000
+    # a filer with one capex line is unchanged
+    assert full.value("AAPL", "capex", "FY2023").value == 10_959_000_000

@@ -114,7 +114,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
         return df.assign(adjustment="").reset_index(drop=True)
     df = df.assign(adjustment=df["adjustment"] if "adjustment" in df.columns else "")
     unmapped = df[df["concept"] == ""]
-    mapped, _ = normalize(keep_precise(df[df["concept"] != ""]))
+    mapped, _ = normalize(keep_precise(with_construction_capex(df[df["concept"] != ""])))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -124,6 +124,37 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     latest = order.drop_duplicates(PERIOD_KEY, keep="first").drop(columns="_prec")
     out = pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
     return out[[c for c in out.columns if c != "adjustment"] + ["adjustment"]]
+
+
+CAPEX_PARTS = {"capex": ("PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsForConstructionInProcess")}
+
+
+def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
+    """Capex where a filing presents it as two cash-flow lines: purchases of PP&E plus construction expenditures
+    (`PaymentsForConstructionInProcess`, utilities). Con Edison's 2009 10-K reports non-utility construction of 9 M as
+    PaymentsToAcquirePropertyPlantAndEquipment and utility construction of 2,184 M beside it: capex alone was 9 M, its free
+    cash flow overstated by 2.2 B. Where one filing reports both for a window, the first line's row carries their sum
+    (with a note) and the second is dropped; a construction line alone is the filing's capex."""
+    main, part = CAPEX_PARTS["capex"]
+    tags = df["tag"].str.rsplit(":", n=1).str[-1]
+    parts = df[(df["concept"] == "capex") & (tags == part)]
+    if parts.empty:
+        return df
+    key = ["company", "scope", "start", "end", "unit", "source"]
+    mains = df[(df["concept"] == "capex") & (tags == main)]
+    pairs = mains.rename_axis("row_id").reset_index().merge(parts[key + ["value"]].rename_axis("part_id").reset_index(),
+                                                            on=key, suffixes=("", "_part"))
+    if pairs.empty:
+        return df
+    out = df.drop(index=pairs["part_id"].unique()).copy()
+    for row in pairs.itertuples(index=False):
+        total = row.value + row.value_part
+        note = (f"capex = PaymentsToAcquirePropertyPlantAndEquipment {row.value:,.0f} + PaymentsForConstructionInProcess "
+                f"{row.value_part:,.0f} = {total:,.0f} (two cash-flow lines of the filing)")
+        out.at[row.row_id, "value"] = total
+        previous = out.at[row.row_id, "adjustment"]
+        out.at[row.row_id, "adjustment"] = f"{previous}; {note}" if previous else note
+    return out
 
 
 ROUNDING_CAP = 1_000_000  # filers tag amounts rounded to at most millions: a rounder figure is not a coarser rounding

@@ -58,9 +58,28 @@ class Engine:
 
     # ---- values ----------------------------------------------------------------------------------
     def _cell(self, concept, start, end):
+        if concept == "capex":
+            return self._capex(start, end)
         v, how = self.c.cell(concept, start, end, self.pick, shown=self.shown)
         self.used.append({"concept": concept, **how})
         return v
+
+    def _capex(self, start, end):
+        """Capex = the PP&E purchases line plus, where the same filing shows it, the construction-expenditures line
+        (a utility's main capex; Con Edison 2009: 9 M + 2,184 M); the construction line alone when it is the only one."""
+        try:
+            v, how = self.c.cell("capex", start, end, self.pick)
+        except Missing:
+            v, how = self.c.cell("construction_in_process", start, end, self.pick)
+            self.used.append({"concept": "capex", **how})
+            return v
+        self.used.append({"concept": "capex", **how})
+        try:
+            extra, how2 = self.c.cell("construction_in_process", start, end, self.pick, accn=how["accn"])
+        except Missing:
+            return v
+        self.used.append({"concept": "construction_in_process", **how2})
+        return v + extra
 
     def stock_at(self, concept: str, d: dt.date) -> float:
         if concept == "financial_debt":

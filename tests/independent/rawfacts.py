@@ -61,9 +61,11 @@ TAGS: dict[str, list[str]] = {
     "financing_cash_flow": ["NetCashProvidedByUsedInFinancingActivities", "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations",
                             "ifrs:CashFlowsFromUsedInFinancingActivities"],
     "capex": ["PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsToAcquireProductiveAssets", "ifrs:PurchaseOfPropertyPlantAndEquipmentClassifiedAsInvestingActivities"],
+    "construction_in_process": ["PaymentsForConstructionInProcess"],  # utilities' second capex line (added to capex)
     # the cash-flow line first: Apple FY2012 tagged its cash-flow D&A (3,277 M) DepreciationAmortizationAndAccretionNet and a
     # note's PP&E figure (2,600 M) DepreciationAndAmortization
-    "depreciation_amortization": ["DepreciationDepletionAndAmortization", "DepreciationAmortizationAndAccretionNet",
+    # DepreciationAmortizationAndAccretionNet is a cash-flow element; Apple's FY2017 10-K uses DDA for a notes figure (FY2015 9.2 B)
+    "depreciation_amortization": ["DepreciationAmortizationAndAccretionNet", "DepreciationDepletionAndAmortization",
                                   "DepreciationAndAmortization", "ifrs:DepreciationAndAmortisationExpense"],
     "dividends_paid": ["PaymentsOfDividends", "PaymentsOfDividendsCommonStock", "ifrs:DividendsPaidClassifiedAsFinancingActivities"],
     "share_repurchase": ["PaymentsForRepurchaseOfCommonStock"],
