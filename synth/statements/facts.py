@@ -114,7 +114,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
         return df.assign(adjustment="").reset_index(drop=True)
     df = df.assign(adjustment=df["adjustment"] if "adjustment" in df.columns else "")
     unmapped = df[df["concept"] == ""]
-    mapped, _ = normalize(keep_precise(with_construction_capex(df[df["concept"] != ""])))
+    mapped, _ = normalize(keep_precise(with_construction_capex(positive_payments(df[df["concept"] != ""]))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -124,6 +124,24 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     latest = order.drop_duplicates(PERIOD_KEY, keep="first").drop(columns="_prec")
     out = pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
     return out[[c for c in out.columns if c != "adjustment"] + ["adjustment"]]
+
+
+OUTFLOW_CONCEPTS = ("capex", "dividends_paid", "share_repurchase")  # mapped only to Payments... elements: outflows, positive
+
+
+def positive_payments(df: pd.DataFrame) -> pd.DataFrame:
+    """A Payments... element is an outflow reported as a positive amount; a filer that tags it negative (Kellogg's 2009
+    10-Q/A: PaymentsToAcquirePropertyPlantAndEquipment -179 M, its 2007 10-K +472 M; Honeywell's 2009 filings) has the
+    sign flipped back, with a note: subtracting a negative capex added it to free cash flow (Honeywell FY2008 FCF margin
+    12.79 % instead of 7.95 %; a helper audit found 7 item pairs of a 2,000-sample run)."""
+    wrong = (df["concept"].isin(OUTFLOW_CONCEPTS)) & (df["value"].astype(float) < 0)
+    if not wrong.any():
+        return df
+    out = df.copy()
+    notes = [f"the filing tags this outflow as {v:,.0f}; Payments elements are positive" for v in out.loc[wrong, "value"]]
+    out.loc[wrong, "value"] = -out.loc[wrong, "value"].astype(float)
+    out.loc[wrong, "adjustment"] = [f"{a}; {n}" if a else n for a, n in zip(out.loc[wrong, "adjustment"], notes)]
+    return out
 
 
 CAPEX_PARTS = {"capex": ("PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsForConstructionInProcess")}
@@ -152,6 +170,8 @@ def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
         note = (f"capex = PaymentsToAcquirePropertyPlantAndEquipment {row.value:,.0f} + PaymentsForConstructionInProcess "
                 f"{row.value_part:,.0f} = {total:,.0f} (two cash-flow lines of the filing)")
         out.at[row.row_id, "value"] = total
+        if "label" in out.columns:  # the filer's label of the first line ("Non-utility construction expenditures") no longer fits
+            out.at[row.row_id, "label"] = "Capital expenditures (utility construction and other property, plant and equipment)"
         previous = out.at[row.row_id, "adjustment"]
         out.at[row.row_id, "adjustment"] = f"{previous}; {note}" if previous else note
     return out
