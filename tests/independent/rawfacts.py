@@ -109,6 +109,7 @@ TAGS: dict[str, list[str]] = {
     "operating_lease_current": ["OperatingLeaseLiabilityCurrent", "ifrs:CurrentLeaseLiabilities"],
     "operating_lease_noncurrent": ["OperatingLeaseLiabilityNoncurrent", "ifrs:NoncurrentLeaseLiabilities"],
 }
+OUTFLOWS = {"capex", "construction_in_process", "dividends_paid", "share_repurchase", "buybacks"}
 KIND = {"eps_basic": "per_share", "eps_diluted": "per_share", "shares_basic": "shares", "shares_diluted": "shares",
         "shares_outstanding": "shares"}
 INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inventory", "accounts_receivable", "accounts_payable",
@@ -378,6 +379,8 @@ class Company:
                 last = [r for r in rows if r[3] == rows[-1][3] and r[4] == rows[-1][4]]
                 row = min(last, key=lambda r: abs((r[0] - start).days) if start else 0)
             value = row[2]
+            if concept in OUTFLOWS and value < 0:  # a Payments... element is a positive outflow; some filers tag it negative
+                value = -value  # (Kellogg 2009 10-Q/A capex -179 M, Honeywell and Texas Instruments 2009 filings)
             if kind == "per_share" and pick not in ("as_filed", "latest_raw"):
                 value = value / self.basis_factor(row[3])
                 if shown is not None and self.basis_factor(row[3]) != 1:  # a rescaled figure as the prompt shows it
