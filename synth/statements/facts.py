@@ -15,6 +15,7 @@ One row per reported value, columns `FACT_COLUMNS` in this order. Conventions (a
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import io
 import zlib
@@ -126,7 +127,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     return out[[c for c in out.columns if c != "adjustment"] + ["adjustment"]]
 
 
-OUTFLOW_CONCEPTS = ("capex", "dividends_paid", "share_repurchase")  # mapped only to Payments... elements: outflows, positive
+OUTFLOW_CONCEPTS = ("capex", "dividends_paid", "share_repurchase")  # outflows their elements report as positive amounts
 
 
 def positive_payments(df: pd.DataFrame) -> pd.DataFrame:
@@ -144,7 +145,7 @@ def positive_payments(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-CAPEX_PARTS = {"capex": ("PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsForConstructionInProcess")}
+CAPEX_LINES = ("PaymentsToAcquirePropertyPlantAndEquipment", "PaymentsForConstructionInProcess")  # summed where both are filed
 
 
 def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
@@ -153,7 +154,7 @@ def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
     PaymentsToAcquirePropertyPlantAndEquipment and utility construction of 2,184 M beside it: capex alone was 9 M, its free
     cash flow overstated by 2.2 B. Where one filing reports both for a window, the first line's row carries their sum
     (with a note) and the second is dropped; a construction line alone is the filing's capex."""
-    main, part = CAPEX_PARTS["capex"]
+    main, part = CAPEX_LINES
     tags = df["tag"].str.rsplit(":", n=1).str[-1]
     parts = df[(df["concept"] == "capex") & (tags == part)]
     if parts.empty:
@@ -180,16 +181,12 @@ def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
 ROUNDING_CAP = 1_000_000  # filers tag amounts rounded to at most millions: a rounder figure is not a coarser rounding
 
 
-def _rounding(values: np.ndarray) -> np.ndarray:
-    """The rounding each whole amount shows: the largest of 1, 10, ... `ROUNDING_CAP` that divides it."""
-    import numpy as np
-
-    quantum = np.ones(len(values))
-    magnitude = np.abs(values)
-    k = 10.0
-    while k <= ROUNDING_CAP:
-        quantum = np.where(np.fmod(magnitude, k) == 0, k, quantum)
-        k *= 10
+def rounding_of(value: float) -> float:
+    """The rounding a whole amount shows: the largest of 1, 10, ... `ROUNDING_CAP` that divides it (1 for 0 or a fraction)."""
+    quantum = 1.0
+    if value and float(value).is_integer():
+        while quantum < ROUNDING_CAP and math.fmod(abs(value), quantum * 10) == 0:
+            quantum *= 10
     return quantum
 
 
@@ -219,7 +216,7 @@ def keep_precise(df: pd.DataFrame) -> pd.DataFrame:
     rows = rows[rows.duplicated(key, keep=False)]
     if rows.empty:
         return df
-    rows = rows[key + ["value", "filed"]].assign(_q=_rounding(rows["value"].to_numpy(float))).rename_axis("row_id").reset_index()
+    rows = rows[key + ["value", "filed"]].assign(_q=rows["value"].astype(float).map(rounding_of)).rename_axis("row_id").reset_index()
     pairs = rows.merge(rows[key + ["value", "filed", "_q"]], on=key, suffixes=("", "_earlier"))
     coarser = pairs[(pairs["filed_earlier"] < pairs["filed"]) & (pairs["_q_earlier"] < pairs["_q"])
                     & ((pairs["value"] - pairs["value_earlier"]).abs() < pairs["_q"])]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # annotations only: indexing.py reads frames (a store restore
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.statements.factindex import Cell, FactIndex, FactRef, concept_meta
+from ledgerlm.synth.statements.facts import rounding_of
 from ledgerlm.synth.statements.fiscal_calendar import Calendar, FiscalYear
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
 from ledgerlm.synth.statements.sources import load_facts
@@ -671,14 +672,11 @@ def _filed_basis(cell: Cell) -> tuple[Decimal, float]:
 
 
 def _rounding(cell: Cell) -> float:
-    """The rounding of a share count as its filing showed it (1, 10, ... up to millions), on the latest basis: a count
-    rescaled for a split or a scale slip (note "as filed 555,035,000 x 40 = ...") keeps its filed rounding times k."""
+    """The rounding of a share count as its filing showed it (`facts.rounding_of`), on the latest basis: a count rescaled
+    for a split or a scale slip (note "as filed 555,035,000 x 40 = ...") keeps its filed rounding times k."""
     m = _SHARES_AS_FILED_RE.search(cell.note)
     filed, k = (float(m.group(1).replace(",", "")), float(m.group(2))) if m else (cell.value, 1.0)
-    quantum = 1.0
-    while quantum < 1_000_000 and filed and float(filed).is_integer() and abs(filed) % (quantum * 10) == 0:
-        quantum *= 10
-    return quantum * k
+    return rounding_of(filed) * k
 
 
 def _decimal_places(filed: float) -> int:

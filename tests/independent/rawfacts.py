@@ -109,7 +109,7 @@ TAGS: dict[str, list[str]] = {
     "operating_lease_current": ["OperatingLeaseLiabilityCurrent", "ifrs:CurrentLeaseLiabilities"],
     "operating_lease_noncurrent": ["OperatingLeaseLiabilityNoncurrent", "ifrs:NoncurrentLeaseLiabilities"],
 }
-OUTFLOWS = {"capex", "construction_in_process", "dividends_paid", "share_repurchase", "buybacks"}
+OUTFLOWS = {"capex", "construction_in_process", "dividends_paid", "share_repurchase"}
 KIND = {"eps_basic": "per_share", "eps_diluted": "per_share", "shares_basic": "shares", "shares_diluted": "shares",
         "shares_outstanding": "shares"}
 INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inventory", "accounts_receivable", "accounts_payable",
