@@ -24,8 +24,9 @@ operating_cash_flow, investing_cash_flow, financing_cash_flow, capex, depreciati
 
 
 def _assert_contract(df: pd.DataFrame) -> None:
-    # loaders yield exactly the contract columns; select_latest (load_facts) appends its `adjustment` notes
-    assert list(df.columns) in (FACT_COLUMNS, FACT_COLUMNS + ["adjustment"])
+    # loaders yield exactly the contract columns; select_latest (load_facts) appends its `adjustment` notes and the
+    # other tags' values (`alternates`)
+    assert list(df.columns) in (FACT_COLUMNS, FACT_COLUMNS + list(facts.EXTRA_COLUMNS))
     assert df["value"].dtype == "float64" and str(df["fiscal_year"].dtype) == "Int64"
     assert df["scope"].isin(["consolidated", "parent"]).all()
     assert df["end"].str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
@@ -188,9 +189,12 @@ def test_canonical_csv_and_parquet_round_trip(tmp_path):
         path = canonical_io.write_canonical(df, tmp_path / name)
         back = sources.load_facts([str(path)])
         # contract 1 carries the corrected values, not the notes of the corrections (`adjustment`, e.g. Kellogg's and
-        # Honeywell's negative capex made positive): the values round-trip, a corrected file needs no correction again
-        pd.testing.assert_frame_equal(back.drop(columns="adjustment"), df.drop(columns="adjustment"))
+        # Honeywell's negative capex made positive) nor the other tags' values (`alternates`, one value per window is
+        # written): the values round-trip, a corrected file needs no correction again
+        extra = list(facts.EXTRA_COLUMNS)
+        pd.testing.assert_frame_equal(back.drop(columns=extra), df.drop(columns=extra))
         assert (back["adjustment"] == "").all() and (df["adjustment"] != "").any()
+        assert (back["alternates"] == "").all() and (df["alternates"] != "").any()
 
 
 def test_load_facts_default_embedded_and_cached():

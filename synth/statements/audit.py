@@ -14,7 +14,7 @@ Checks (each finding names company, period, concept, the filed figure and the pr
 - quarter_3m     derived standalone quarters (revenue, net income) vs the 3-month figures the 10-Q reports
                  (within the filing's rounding: $1 for exact figures, 1,000 / 1,000,000 for rounded ones).
 - debt           `financial_debt` as computed vs the borrowing lines of the balance sheet (DebtCurrent or
-                 its components + non-current debt; bonds for IFRS), within 0.5 %.
+                 its components + non-current debt; bonds for IFRS; consolidated VIEs' borrowings), within 0.5 %.
 - balance        total liabilities (+ temporary equity) + equity vs total assets, within 0.5 %.
 Sanity bounds, listed for review (not failures): |YoY| > 500 % for revenue / net income / EPS; EPS jumps
 between consecutive periods by a split factor; with --data, items whose answer rounds to zero.
@@ -59,6 +59,9 @@ DEBT_CURRENT_PARTS = ("us-gaap:ShortTermBorrowings", "us-gaap:ShortTermBankLoans
 DEBT_NONCURRENT = ("us-gaap:LongTermDebtNoncurrent", "us-gaap:LongTermDebtAndCapitalLeaseObligations")
 DEBT_NONCURRENT_PARTS = ("us-gaap:ConvertibleDebtNoncurrent", "us-gaap:ConvertibleLongTermNotesPayable", "ifrs-full:LongtermBorrowings",
                          "ifrs-full:NoncurrentPortionOfNoncurrentBondsIssued")
+# consolidated variable-interest entities' borrowings: lines of their own beside the company's debt (Duke 2009-12-31: 381 M)
+DEBT_VIE = ("us-gaap:NonrecourseNotesPayableOfVariableInterestEntitiesCurrent",
+            "us-gaap:NonrecourseLongTermDebtOfVariableInterestEntitiesNoncurrent")
 
 
 def _near_factor(ratio: float, factors=SPLIT_FACTORS, tol: float = 0.02) -> int | None:
@@ -190,7 +193,7 @@ class Audit:
     def balance_sheet_debt(lines: dict[str, float]) -> float | None:
         """Borrowings the balance sheet presents: current (total or parts) + non-current; None without a debt line."""
         tags = set(lines)
-        if not tags & set(DEBT_CURRENT_TOTAL + DEBT_CURRENT_PARTS + DEBT_NONCURRENT + DEBT_NONCURRENT_PARTS + ("us-gaap:LongTermDebt",)):
+        if not tags & set(DEBT_CURRENT_TOTAL + DEBT_CURRENT_PARTS + DEBT_NONCURRENT + DEBT_NONCURRENT_PARTS + DEBT_VIE + ("us-gaap:LongTermDebt",)):
             return None
         cur_total = [lines[t] for t in DEBT_CURRENT_TOTAL if t in lines]
         current = cur_total[0] if cur_total else sum(lines.get(t, 0.0) for t in DEBT_CURRENT_PARTS)
@@ -200,7 +203,7 @@ class Audit:
         if non is None:
             non = sum(lines.get(t, 0.0) for t in DEBT_NONCURRENT_PARTS if t.startswith("us-gaap:"))
         non += sum(lines.get(t, 0.0) for t in DEBT_NONCURRENT_PARTS if t.startswith("ifrs-full:"))
-        return current + non
+        return current + non + sum(lines.get(t, 0.0) for t in DEBT_VIE)
 
     def check_debt(self, company: str) -> None:
         lines = self._balance_lines(company)

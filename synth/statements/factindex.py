@@ -52,6 +52,7 @@ class Cell:
     statement: str
     tag: str
     note: str = ""
+    alternates: str = ""  # what the concept's other tags report for this window (facts.with_alternates)
 
     def ref(self, concept: str, report_label: str) -> FactRef:
         return FactRef(concept, report_label, self.value, self.source, self.label, self.unit, self.tag, self.note)

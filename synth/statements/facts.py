@@ -103,7 +103,8 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     precedence (taxonomy order) wins for a period, and lower-precedence tags fill periods it lacks;
     for the same tag the latest `filed` wins (restatements), then the latest source — unless the
     later value is not the same line (`keep_same_line`). Rows without a mapped concept are kept
-    untouched. The result has one extra column, `adjustment`: the note of every correction ('' if none).
+    untouched. The result has two extra columns: `adjustment`, the note of every correction ('' if none), and
+    `alternates`, what other tags of the concept report for the window (`with_alternates`).
     """
     import pandas as pd
 
@@ -112,19 +113,59 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     if as_of:  # rows without a filing date cannot be placed in time: they leave a point-in-time view
         df = df[(df["filed"] != "") & (df["filed"] <= str(as_of))]
     if df.empty:
-        return df.assign(adjustment="").reset_index(drop=True)
-    df = df.assign(adjustment=df["adjustment"] if "adjustment" in df.columns else "")
+        return df.assign(adjustment="", alternates="").reset_index(drop=True)
+    df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped, _ = normalize(keep_precise(with_construction_capex(positive_payments(df[df["concept"] != ""]))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
     prec = dict(zip(uniq, (tag_precedence(k.split("\0")[1], k.split("\0")[0]) for k in uniq)))
-    order = mapped.assign(_prec=keys.map(prec).fillna(0).astype(int))
-    order = order.sort_values(["_prec", "filed", "source"], ascending=[True, False, False], kind="stable")
-    latest = order.drop_duplicates(PERIOD_KEY, keep="first").drop(columns="_prec")
-    out = pd.concat([latest, unmapped]).sort_index().reset_index(drop=True)
-    return out[[c for c in out.columns if c != "adjustment"] + ["adjustment"]]
+    order = mapped.assign(_prec=keys.map(prec).fillna(0).astype(int), _sheet=_without_sheet(mapped))
+    order = order.sort_values(["_sheet", "_prec", "filed", "source"], ascending=[True, True, False, False], kind="stable")
+    first = ~order.duplicated(PERIOD_KEY, keep="first")
+    latest = with_alternates(order[first].drop(columns=["_prec", "_sheet"]), order[~first])
+    out = pd.concat([latest, unmapped])
+    out = out.sort_index().reset_index(drop=True)
+    return out[[c for c in out.columns if c not in EXTRA_COLUMNS] + list(EXTRA_COLUMNS)]
+
+
+def _without_sheet(df: pd.DataFrame):
+    """1 for a balance at a date taken from a filing that shows no balance sheet at that date (no total assets there),
+    else 0 (flows too): such a value gives way to one from a filing that does, whatever its tag or filing date. TSMC's
+    2020 20-F gives equity at 2017-12-31 as 1,495,692.3 M TWD, the opening balance of its equity statement after
+    adopting IFRS 9 and 15, where its 2017 and 2018 20-F balance sheets show 1,494,446.5 M; taken as the latest filed,
+    it sat in the FY2017 balance sheet beside the other lines (parent equity + noncontrolling interests 1,494,446.5 M)
+    and moved FY2017 long-term-capital debt ratio from 6.88 % to 6.87 %."""
+    instant = df["start"] == ""
+    at = df["company"] + "\0" + df["scope"] + "\0" + df["source"] + "\0" + df["end"]
+    sheets = set(at[instant & (df["concept"] == "total_assets")])
+    return (instant & ~at.isin(sheets)).astype(int)
+
+
+EXTRA_COLUMNS = ("adjustment", "alternates")  # select_latest's own columns, after contract 1's
+
+
+def with_alternates(kept: pd.DataFrame, dropped: pd.DataFrame) -> pd.DataFrame:
+    """`kept` with an `alternates` column: for each kept value, what the filings report for the same window under the
+    concept's other tags (`tag=value` joined by `;`, each tag's values as its filings give them; '' if none, or what an
+    earlier selection recorded). The store reads it before combining values of two tags in one derivation (a quarter
+    from two year-to-date reports, a TTM, an average of two balances): Duke's FY2009 H1 net income is NetIncomeLoss
+    (no ProfitLoss filed for it) and its Q1 is ProfitLoss, 349 M, while the same 10-Q reports NetIncomeLoss 344 M for
+    Q1, so H1 - Q1 would subtract a different line (the noncontrolling interests' share) and is refused."""
+    import pandas as pd
+
+    previous = kept["alternates"] if "alternates" in kept.columns else pd.Series("", index=kept.index)
+    if dropped.empty:
+        return kept.assign(alternates=previous)
+    tags = kept.set_index(PERIOD_KEY)["tag"]
+    other = dropped.join(tags.rename("_kept_tag"), on=PERIOD_KEY)
+    other = other[other["tag"] != other["_kept_tag"]].drop_duplicates(PERIOD_KEY + ["tag", "value"])
+    if other.empty:
+        return kept.assign(alternates=previous)
+    text = (other["tag"] + "=" + other["value"].astype(float).map(repr)).groupby([other[c] for c in PERIOD_KEY]).agg(";".join)
+    found = kept.join(text.rename("_alt"), on=PERIOD_KEY)["_alt"].fillna("")
+    return kept.assign(alternates=[f"{a};{b}" if a and b else a or b for a, b in zip(previous, found)])
 
 
 OUTFLOW_CONCEPTS = ("capex", "dividends_paid", "share_repurchase")  # outflows their elements report as positive amounts

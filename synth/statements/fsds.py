@@ -130,6 +130,7 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
     num = num[keep].copy()
     num["scope"] = np.where(parent_only[keep], "parent", "consolidated")
     num["taxonomy"] = num["version"].str.split("/").str[0].where(num["version"].str.contains("/"), "custom")
+    num["taxonomy"] = _standard_names(num["taxonomy"], num["tag"])
     # map (taxonomy, tag) -> concepts once per distinct pair; a tag may serve several concepts
     pairs = num[["taxonomy", "tag"]].drop_duplicates()
     mapping = [(t, g, c) for t, g in zip(pairs["taxonomy"], pairs["tag"]) for c, _ in tag_concepts(t, g)]
@@ -156,6 +157,18 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
         "form": num["form"], "filed": _iso(num["filed"]), "source": num["adsh"],
         "tag": num["taxonomy"] + ":" + num["tag"],
     }), str(num_path))
+
+
+def _standard_names(taxonomy: pd.Series, tag: pd.Series) -> pd.Series:
+    """A filer's own element (FSDS `version` = its accession number) named exactly as a US-GAAP element the mapping
+    reads is read as that element: Duke's 2009 10-Qs, on the 2008 taxonomy, which had no ProfitLoss, define their own
+    ProfitLoss for consolidated net income (H1 631 M, beside NetIncomeLoss 620 M attributable to Duke), the element
+    the 2009 taxonomy then added. Left unmapped, net income fell back to the parent's share for those windows."""
+    custom = taxonomy == "custom"
+    if not custom.any():
+        return taxonomy
+    standard = {t for t in tag[custom].unique() if tag_concepts("us-gaap", t)}
+    return taxonomy.where(~(custom & tag.isin(standard)), "us-gaap")
 
 
 def load_fsds_tree(root: str | Path) -> pd.DataFrame:

@@ -78,7 +78,8 @@ def _place(index: FactIndex, company: str, cdf: pd.DataFrame, years: list[Fiscal
     starts = {fy.start: fy for fy in years}
     for row in cdf.itertuples(index=False):
         cell = Cell(float(row.value), str(row.unit), str(row.source or ""), str(row.label or ""),
-                    str(row.filed or ""), str(row.statement or ""), str(row.tag or ""), str(getattr(row, "adjustment", "") or ""))
+                    str(row.filed or ""), str(row.statement or ""), str(row.tag or ""), str(getattr(row, "adjustment", "") or ""),
+                    str(getattr(row, "alternates", "") or ""))
         scope = str(row.scope or "consolidated")
         end = row.end.date()
         if pd.isna(row.start):

@@ -403,6 +403,7 @@ class FactStore(StoreViews):
             if basis == "begin":
                 return self._at(company, concept, _balance_report(p, "begin"), scope, f"beginning balance of {p.label}")
             if basis == "avg":
+                self._one_line(company, concept, scope, p, (_balance_report(p, "begin"), _balance_report(p, "end")))
                 begin = self._at(company, concept, _balance_report(p, "begin"), scope, f"beginning balance of {p.label}")
                 end = self._at(company, concept, _balance_report(p, "end"), scope, f"ending balance of {p.label}")
                 avg = (begin.value + end.value) / 2
@@ -523,6 +524,7 @@ class FactStore(StoreViews):
         if p.kind == "Q":
             cur = self._ytd(company, concept, _report_key(y, q), scope)
             prev = self._ytd(company, concept, _report_key(y, q - 1), scope)
+            self._one_line(company, concept, scope, p, (_report_key(y, q), _report_key(y, q - 1)))
             cells = self._company_cells(company)
             cur_cell, prev_cell = cells.get((scope, concept, _report_key(y, q))), cells.get((scope, concept, _report_key(y, q - 1)))
             if cur_cell is not None and prev_cell is not None and cur_cell.filed and prev_cell.filed and prev_cell.filed > cur_cell.filed:
@@ -547,10 +549,36 @@ class FactStore(StoreViews):
         cur = self._ytd(company, concept, _report_key(y, q), scope)
         last_fy = self._ytd(company, concept, _report_key(y - 1, 4), scope)
         prior = self._ytd(company, concept, _report_key(y - 1, q), scope)
+        self._one_line(company, concept, scope, p, (_report_key(y, q), _report_key(y - 1, 4), _report_key(y - 1, q)))
         val = _exact("++-", cur.value, last_fy.value, prior.value)
         step = (f"{concept} {p.label} = {_report_key(y, q).label} + FY{y - 1} - {_report_key(y - 1, q).label} = "
                 f"{_fmt(cur.value)} + {_fmt(last_fy.value)} - {_fmt(prior.value)} = {_fmt(val)}")
         return Derived(val, cur.unit, cur.inputs + last_fy.inputs + prior.inputs, cur.steps + last_fy.steps + prior.steps + [step])
+
+    def _one_line(self, company: str, concept: str, scope: str, p: Period, reports: Iterable[ReportKey]) -> None:
+        """Refuse a derivation whose reports hold the concept under two tags that the filer reports as different amounts
+        for one of those windows (`Cell.alternates`: Duke's FY2009 Q1 net income is ProfitLoss, 349 M, beside
+        NetIncomeLoss 344 M in the same 10-Q, and its H1 is NetIncomeLoss: H1 - Q1 would mix the two lines). Two tags
+        with an equal value (within rounding) for a window are one line re-tagged (Apple's D&A cash-flow line moved
+        from DepreciationAmortizationAndAccretionNet to DepreciationDepletionAndAmortization in FY2018) and combine."""
+        cells = self._company_cells(company)
+        used = [(r, cells.get((scope, concept, r))) for r in reports]
+        used = [(r, c) for r, c in used if c is not None]
+        tags = {c.tag for _, c in used}
+        if len(tags) < 2:
+            return
+        for report, cell in used:
+            others: dict[str, list[float]] = {}
+            for item in cell.alternates.split(";") if cell.alternates else ():
+                tag, _, text = item.rpartition("=")
+                if tag in tags and tag != cell.tag:
+                    others.setdefault(tag, []).append(float(text))
+            for tag, values in others.items():
+                if all(abs(v - cell.value) > max(rounding_of(v), rounding_of(cell.value)) for v in values):
+                    mixed = ", ".join(f"{r.label} {c.tag}" for r, c in used)
+                    raise NotDerivable(f"{company}: {concept} {p.label} would combine two lines ({mixed}): for {report.label} "
+                                       f"the filer reports {cell.tag} {_fmt(cell.value)} and {tag} {_fmt(values[0])}",
+                                       company=company, concept=concept, period=p.label, missing=[])
 
     # -- per-share values and share counts are not additive ---------------------------------------------
     def _shown_quarter(self, company: str, concept: str, p: Period, scope: str) -> Derived | None:

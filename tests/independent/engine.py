@@ -142,6 +142,7 @@ class Engine:
             else:
                 non = self._line("convertible_noncurrent", d) or 0.0
         debt = cur + non + (self._line("bonds_noncurrent", d) or 0.0)  # IFRS: bonds payable are presented apart from loans
+        debt += (self._line("vie_debt_current", d) or 0.0) + (self._line("vie_debt_noncurrent", d) or 0.0)  # consolidated VIEs' borrowings
         only_total = self._line("debt_total_only", d)
         if debt == 0 and only_total is not None:  # the balance sheet's one debt line, taken as presented
             return only_total

@@ -106,6 +106,9 @@ TAGS: dict[str, list[str]] = {
     "finance_lease_current": ["FinanceLeaseLiabilityCurrent", "CapitalLeaseObligationsCurrent"],  # capital = finance lease before ASC 842
     "finance_lease_noncurrent": ["FinanceLeaseLiabilityNoncurrent", "CapitalLeaseObligationsNoncurrent"],
     "debt_total_only": ["DebtAndCapitalLeaseObligations"],  # one total line (Ford 2009: automotive + financial services)
+    # borrowings of consolidated variable-interest entities, a balance-sheet line of their own (Duke 2010: 350 M + 379 M)
+    "vie_debt_current": ["NonrecourseNotesPayableOfVariableInterestEntitiesCurrent"],
+    "vie_debt_noncurrent": ["NonrecourseLongTermDebtOfVariableInterestEntitiesNoncurrent"],
     "operating_lease_current": ["OperatingLeaseLiabilityCurrent", "ifrs:CurrentLeaseLiabilities"],
     "operating_lease_noncurrent": ["OperatingLeaseLiabilityNoncurrent", "ifrs:NoncurrentLeaseLiabilities"],
 }
@@ -117,7 +120,8 @@ INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inven
            "total_equity", "equity_parent", "minority_interest", "retained_earnings", "capital_reserve", "surplus_reserve", "liabilities_and_equity",
            "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
            "convertible_current", "notes_payable_current", "debt_total_only", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
-           "finance_lease_noncurrent", "ltd_noncurrent_debt_only", "operating_lease_current", "operating_lease_noncurrent"}
+           "finance_lease_noncurrent", "ltd_noncurrent_debt_only", "operating_lease_current", "operating_lease_noncurrent",
+           "vie_debt_current", "vie_debt_noncurrent"}
 
 
 class Missing(Exception):
@@ -181,6 +185,7 @@ class Company:
         if cik is None:
             raise FileNotFoundError(f"{ticker}: neither a companyfacts file nor a CIK in company_tickers.json")
         per_share = {t for c, kind in KIND.items() if kind == "per_share" for t in TAGS[c]}
+        read_tags = {t for tags in TAGS.values() for t in tags}
         subs, plain, entity_rows = {}, set(), {}
         for folder in sorted((DATA.parent / "fsds").glob("20*q*")):
             with gzip.open(folder / "sub.txt.gz", "rt", encoding="utf-8") as fh:
@@ -209,7 +214,10 @@ class Company:
                         while m < 1:
                             y, m = y - 1, m + 12
                         start = dt.date(y, m, 1)
-                    tag = row["tag"] if row["version"].startswith("us-gaap") else "custom:" + row["tag"]
+                    # an element the filer defined itself (version = its accession) under the name of a US-GAAP element
+                    # read here is that element (Duke's 2009 10-Qs on the 2008 taxonomy define ProfitLoss themselves)
+                    standard = row["version"].startswith("us-gaap") or (row["version"] == row["adsh"] and row["tag"] in read_tags)
+                    tag = row["tag"] if standard else "custom:" + row["tag"]
                     unit = row["uom"] + ("/shares" if tag in per_share and "/" not in row["uom"] else "")
                     filed = f"{sub['filed'][:4]}-{sub['filed'][4:6]}-{sub['filed'][6:8]}"
                     fy = int(float(sub["fy"])) if sub.get("fy") else None
@@ -364,9 +372,15 @@ class Company:
         """One reported value: the first tag in priority order with a fact for this window (from filing `accn` if given)."""
         kind = KIND.get(concept)
         unit = {"per_share": self.currency + "/shares", "shares": "shares"}.get(kind, self.currency)
-        for tag in TAGS[concept]:
+        # a balance comes from a filing whose balance sheet shows that date (total assets there) when any filing has one:
+        # a later equity statement's opening balance (TSMC's 2020 20-F: equity at 2017-12-31 after IFRS 9/15) is no sheet
+        sheets = {r[4] for t in TAGS["total_assets"] for r in self.facts.get(t, []) if r[1] == end and r[0] is None} \
+            if start is None and accn is None else set()
+        candidates = [(tag, only) for only in ((sheets, None) if sheets else (None,)) for tag in TAGS[concept]]
+        for tag, only in candidates:
             rows = [r for r in self.facts.get(tag, []) if r[1] == end and r[6] == unit and (accn is None or r[4] == accn) and (
-                (start is None and r[0] is None) or (start is not None and r[0] is not None and abs((r[0] - start).days) <= 7))]
+                (start is None and r[0] is None) or (start is not None and r[0] is not None and abs((r[0] - start).days) <= 7))
+                and (only is None or r[4] in only)]
             if not rows:
                 continue
             rows.sort(key=lambda r: (r[3], r[4]))

@@ -1,0 +1,79 @@
+"""One derivation never combines two different lines, and a balance comes from a filing that shows that balance sheet.
+
+    python -m pytest -q tests/test_fidelity_lines.py
+
+Found by independent audits (seed 456: own parsers over the raw FSDS / companyfacts files, 39,589 distinct prompt
+cells): Duke's 2009 10-Qs define their own ProfitLoss element (the 2008 taxonomy had none), so its half-year net income
+fell back to NetIncomeLoss, the parent's share (620 M against 631 M consolidated), beside consolidated annual figures
+in a TTM (FY2009Q2 TTM net margin 9.0 % instead of 9.1 %); TSMC's FY2017 total equity was the 2020 20-F's equity
+statement opening balance after adopting IFRS 9 and 15 (1,495,692.3 M TWD), beside the 2017 balance sheet's other lines
+(long-term-capital debt ratio 6.87 % instead of 6.88 %). Every figure below is the filer's, from the embedded data.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from ledgerlm.errors import NotDerivable
+from ledgerlm.synth.statements.facts import PERIOD_KEY, select_latest
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
+
+
+@lru_cache(maxsize=1)
+def store() -> FactStore:
+    return FactStore(load_facts(), quarter_columns=False)  # a synth store (year-to-date reports only)
+
+
+def test_a_filers_own_element_named_as_a_standard_one_is_read_as_it():
+    s = store()
+    h1 = s.value("DUK", "net_income", "FY2009H1")
+    assert h1.value == 631_000_000 and h1.inputs[0].tag == "us-gaap:ProfitLoss"  # consolidated, not the parent's 620 M
+    assert s.value("DUK", "net_income", "FY2008H1").value == 815_000_000
+    assert s.value("DUK", "net_income_parent", "FY2009H1").value == 620_000_000  # NetIncomeLoss still feeds the parent's share
+    # a TTM of one line throughout: H1 2009 + FY2008 - H1 2008, all consolidated ProfitLoss
+    ttm = s.value("DUK", "net_income", "FY2009Q2TTM")
+    assert ttm.value == 631_000_000 + 1_358_000_000 - 815_000_000 and {r.tag for r in ttm.inputs} == {"us-gaap:ProfitLoss"}
+    assert s.value("DUK", "total_equity", "FY2009H1").value == 21_360_000_000  # including NCI, undimensioned
+
+
+def test_a_derivation_across_two_different_lines_is_refused():
+    s = store()
+    # Duke's H1 D&A is its income-statement line (DepreciationAndAmortization); its Q1 the cash-flow line
+    # (DepreciationDepletionAndAmortization 463 M, beside DepreciationAndAmortization 414 M in the same 10-Q)
+    with pytest.raises(NotDerivable, match="would combine two lines"):
+        s.value("DUK", "depreciation_amortization", "FY2009Q2")
+    # Alphabet's long-term debt: FY2019 LongTermDebtNoncurrent 3,958 M, FY2020 LongTermDebtAndCapitalLeaseObligations
+    # (which the FY2020 10-K also reports for FY2019: 4,554 M, finance leases included); no average across them
+    with pytest.raises(NotDerivable, match="would combine two lines"):
+        s.value("GOOGL", "long_term_debt", "FY2020", basis="avg")
+    assert s.value("GOOGL", "long_term_debt", "FY2020").value > 0  # each balance itself is still read
+
+
+def test_one_line_re_tagged_still_combines():
+    # Apple moved its cash-flow D&A line from DepreciationAmortizationAndAccretionNet to
+    # DepreciationDepletionAndAmortization in FY2018; the later filings report the same FY2018 nine months under both
+    q4 = store().value("AAPL", "depreciation_amortization", "FY2018Q4")
+    assert q4.value == 10_903_000_000 - 8_149_000_000
+    assert {r.tag for r in q4.inputs} == {"us-gaap:DepreciationDepletionAndAmortization",
+                                          "us-gaap:DepreciationAmortizationAndAccretionNet"}
+
+
+def test_a_balance_comes_from_a_filing_that_shows_the_balance_sheet():
+    s = store()
+    equity = s.value("TSM", "total_equity", "FY2017")
+    assert equity.value == 1_494_446_500_000 and equity.inputs[0].source != "0001193125-21-118512"
+    parts = s.value("TSM", "equity_parent", "FY2017").value + s.value("TSM", "minority_interest", "FY2017").value
+    assert parts == pytest.approx(equity.value, abs=1)
+    # NVIDIA's later equity statements repeat FY2014 equity in millions; the balance sheet's figure in thousands is kept
+    assert s.value("NVDA", "total_equity", "FY2014").value == 4_456_398_000
+
+
+def test_alternates_record_other_tags_for_the_window_and_survive_a_second_selection():
+    facts = load_facts()
+    q1 = facts[(facts["company"] == "DUK") & (facts["concept"] == "net_income") & (facts["start"] == "2009-01-01")
+               & (facts["end"] == "2009-03-31")]
+    assert q1["tag"].tolist() == ["us-gaap:ProfitLoss"] and "us-gaap:NetIncomeLoss=344000000.0" in q1["alternates"].iloc[0]
+    again = select_latest(facts)
+    assert again.set_index(PERIOD_KEY)["alternates"].equals(facts.set_index(PERIOD_KEY)["alternates"])
