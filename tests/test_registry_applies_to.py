@@ -113,6 +113,26 @@ def test_no_hint_prompts_state_the_share_and_net_debt_conventions():
     assert "平均" in REGISTRY["roe_total_equity_avg"].name_zh
 
 
+def test_ttm_and_current_lease_conventions_are_stated_and_hold():
+    """Helper audit of a seed-123 run: "TTM = YTD + last annual - prior YTD" left open whether TTM NOPAT is NOPAT of the TTM
+    lines or the TTM of each period's NOPAT (GOOGL FY2019Q3 TTM 27,762.09 vs 27,734.38 M), and interest-bearing debt did not
+    say whether a current finance lease shown beside a total short-term debt line is inside it (GOOGL FY2016Q1: 223 M beside
+    3,221 M). Both are stated now, and the answers follow what is stated."""
+    for i in ("nopat_ttm", "roic_ttm"):
+        assert "applies its formula to the TTM values of its lines" in REGISTRY[i].convention_text("en"), i
+        assert "先将各项目取 TTM 数" in REGISTRY[i].convention_text("zh"), i
+    assert "already includes the current finance-lease obligations" in REGISTRY["interest_bearing_debt"].convention_text("en")
+    store = FactStore.from_sources()
+    period = "FY2019Q3TTM"
+    lines = {c: store.value("GOOGL", c, period).value for c in ("operating_income", "income_tax", "pretax_income")}
+    nopat = compute(store, "GOOGL", "nopat_ttm", period).value
+    assert nopat == pytest.approx(lines["operating_income"] * (1 - lines["income_tax"] / lines["pretax_income"]), rel=1e-12)
+    debt = compute(store, "GOOGL", "interest_bearing_debt", "FY2016Q1")
+    shown_total = store.value("GOOGL", "debt_current", "FY2016Q1").value
+    assert shown_total == 3_221_000_000 and store.value("GOOGL", "finance_lease_liabilities_current", "FY2016Q1").value == 223_000_000
+    assert not any(r.concept == "finance_lease_liabilities_current" for r in debt.facts)  # inside the 3,221 M line
+
+
 def test_synth_never_asks_unfit_periods_or_standards():
     """Draw many targets from a builder over the embedded data: every (index, period) accepted, every standard fits."""
     from ledgerlm.errors import LedgerError

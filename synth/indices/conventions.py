@@ -42,17 +42,21 @@ NOTES = [
      "年化 = 数值 × 12 / 期间月数（3、6、9 或 12 个月；52/53 周财年不调整）。"),
     ("standalone", "Standalone quarter Qn = YTD(n) - YTD(n-1); Q4 = annual - nine-month YTD.",
      "单季度 Qn = 第 n 季累计数 − 第 n−1 季累计数；第四季度 = 全年 − 前三季度累计。"),
-    ("ttm", "TTM = current YTD + last annual - prior-year same YTD (at a fiscal year end: the annual figure).",
-     "TTM = 本期累计 + 上一年度全年 − 上年同期累计（年末即全年数）。"),
+    ("ttm", "TTM = current YTD + last annual - prior-year same YTD (at a fiscal year end: the annual figure); a ratio or "
+            "after-tax figure over a TTM period applies its formula to the TTM values of its lines, not to each period's result.",
+     "TTM = 本期累计 + 上一年度全年 − 上年同期累计（年末即全年数）；TTM 期间的比率或税后指标先将各项目取 TTM 数，再代入公式计算，"
+     "而非对各期计算结果取 TTM。"),
     ("financial_debt", "Financial debt = current debt (the total short-term debt line when the balance sheet shows one, otherwise "
                        "short-term borrowings/commercial paper + current portion of long-term debt + convertible notes due within a year) "
                        "+ non-current long-term debt and bonds; lease liabilities (finance and operating) are not financial debt.",
      "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 一年内到期的长期债务 + 一年内到期的可转换债券）"
      "+ 非流动长期借款及应付债券；租赁负债（融资及经营租赁）不计入金融负债。"),
     ("interest_bearing_debt", "Interest-bearing debt = financial debt + lease liabilities (operating and finance, current and "
-                              "non-current) + long-term payables; payables, notes payable, contract liabilities, taxes and payroll payable are "
-                              "non-interest-bearing.",
-     "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
+                              "non-current) + long-term payables; a total short-term debt line, where the balance sheet shows one, "
+                              "already includes the current finance-lease obligations (not added again); payables, notes payable, "
+                              "contract liabilities, taxes and payroll payable are non-interest-bearing.",
+     "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款；资产负债表列示短期债务合计时，该合计已含一年内到期的融资租赁负债，"
+     "不再重复加计；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
     ("net_financial_debt", "Net financial debt = financial debt - cash and cash equivalents - short-term investments (a "
                            "short-term investments line the balance sheet does not show counts as 0).",
      "净金融负债 = 金融负债 − 货币资金 − 交易性金融资产（短期投资；资产负债表未列示时按 0 计）。"),
