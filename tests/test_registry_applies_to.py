@@ -133,6 +133,15 @@ def test_ttm_and_current_lease_conventions_are_stated_and_hold():
     assert not any(r.concept == "finance_lease_liabilities_current" for r in debt.facts)  # inside the 3,221 M line
 
 
+def test_no_hint_restates_its_own_name():
+    """A hint 'X = X' (the Chinese hint of single-quarter FCF, written from `standalone(free_cash_flow)`, read
+    '单季度自由现金流 = 单季度自由现金流': seed-123 helper audit) tells the reader nothing."""
+    for index_id, ix in REGISTRY.items():
+        for hint in (ix.hint, ix.hint_zh):
+            left, eq, right = hint.partition("=")
+            assert not eq or left.strip() != right.strip().rstrip("。.").strip(), (index_id, hint)
+
+
 def test_synth_never_asks_unfit_periods_or_standards():
     """Draw many targets from a builder over the embedded data: every (index, period) accepted, every standard fits."""
     from ledgerlm.errors import LedgerError
