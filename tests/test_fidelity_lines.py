@@ -77,3 +77,32 @@ def test_alternates_record_other_tags_for_the_window_and_survive_a_second_select
     assert q1["tag"].tolist() == ["us-gaap:ProfitLoss"] and "us-gaap:NetIncomeLoss=344000000.0" in q1["alternates"].iloc[0]
     again = select_latest(facts)
     assert again.set_index(PERIOD_KEY)["alternates"].equals(facts.set_index(PERIOD_KEY)["alternates"])
+
+
+def test_a_total_below_a_line_it_contains_is_not_that_total():
+    # General Electric tags "Other costs and expenses" with CostsAndExpenses, below its cost of goods sold in every filing
+    # (FY2009: 37,804 M beside 50,580 M): never shown or used as total costs and expenses
+    s = store()
+    with pytest.raises(NotDerivable):
+        s.value("GE", "total_costs_and_expenses", "FY2009")
+    assert s.value("GE", "cost_of_revenue", "FY2009").value == 50_580_000_000
+    # a filer whose total contains the line keeps it
+    facts = load_facts()
+    kept = facts[(facts["concept"] == "total_costs_and_expenses")]
+    assert len(kept) > 100 and "GE" not in set(kept["company"])
+
+
+def test_share_counts_that_are_not_shares_outstanding_are_not_used():
+    """Seed-321 helper audit (share counts against CommonStockSharesIssued - TreasuryStockShares and cover pages)."""
+    s = store()
+    # Safeway's FY2009 10-K tags its issued shares (592.6 M; 204.3 M held in treasury) as outstanding
+    for period in ("FY2009", "FY2008"):
+        with pytest.raises(NotDerivable):
+            s.value("SWY", "shares_outstanding", period)
+    # Sempra's FY2009 H1 10-Q files 0 shares outstanding: not a share count
+    with pytest.raises(NotDerivable):
+        s.value("SRE", "shares_outstanding", "FY2009H1")
+    assert s.value("SRE", "shares_outstanding", "FY2009").value == 247_000_000
+    # Apple's FY2014 Q2 10-Q tags 861,745 (thousands): x 1000, then x 28 for the 7:1 and 4:1 splits
+    q2 = s.value("AAPL", "shares_outstanding", "FY2014H1")
+    assert q2.value == 861_745_000 * 28 and "scale slip x 1000" in q2.inputs[0].note

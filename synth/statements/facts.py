@@ -116,7 +116,8 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
         return df.assign(adjustment="", alternates="").reset_index(drop=True)
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
-    mapped, _ = normalize(keep_precise(with_construction_capex(positive_payments(df[df["concept"] != ""]))))
+    mapped = drop_wrong_share_counts(drop_partial_totals(df[df["concept"] != ""]))
+    mapped, _ = normalize(keep_precise(with_construction_capex(positive_payments(mapped))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -166,6 +167,51 @@ def with_alternates(kept: pd.DataFrame, dropped: pd.DataFrame) -> pd.DataFrame:
     text = (other["tag"] + "=" + other["value"].astype(float).map(repr)).groupby([other[c] for c in PERIOD_KEY]).agg(";".join)
     found = kept.join(text.rename("_alt"), on=PERIOD_KEY)["_alt"].fillna("")
     return kept.assign(alternates=[f"{a};{b}" if a and b else a or b for a, b in zip(previous, found)])
+
+
+TOTAL_PARTS = {"total_costs_and_expenses": ("cost_of_revenue",), "total_assets": ("current_assets",),
+               "total_liabilities": ("current_liabilities",)}  # a total and lines it contains, all reported as positive
+
+
+def drop_partial_totals(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop a company's tag for a total where any of its filings reports it below a line the total contains, for the same
+    window: that filer uses the tag for something else. General Electric tags "Other costs and expenses" (FY2009
+    37,804 M) with CostsAndExpenses beside 50,580 M of cost of goods sold, in every filing: shown as total costs and
+    expenses (营业总成本) it contradicted its own cost of revenue."""
+    key = ["company", "scope", "source", "start", "end", "unit"]
+    wrong = set()
+    for total, parts in TOTAL_PARTS.items():
+        totals = df[df["concept"] == total]
+        if totals.empty:
+            continue
+        for part in parts:
+            pairs = totals[key + ["tag", "value"]].merge(df.loc[df["concept"] == part, key + ["value"]], on=key, suffixes=("", "_part"))
+            below = pairs[(pairs["value_part"] > 0) & (pairs["value"] < pairs["value_part"])]
+            wrong |= {(c, total, t) for c, t in zip(below["company"], below["tag"])}
+    if not wrong:
+        return df
+    return df[[k not in wrong for k in zip(df["company"], df["concept"], df["tag"])]]
+
+
+def drop_wrong_share_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop shares outstanding of 0 (Sempra's FY2009 H1 10-Q) and shares outstanding at a date where they equal the shares
+    issued that a filing reports for that date while treasury shares are held then: issued shares include the treasury
+    shares, outstanding ones do not, so the figure is shares issued under the wrong tag. Safeway's FY2009 10-K tags
+    592.6 M (FY2009) and 590.7 M (FY2008) as CommonStockSharesOutstanding, the numbers its 10-Qs tag
+    CommonStockSharesIssued, with 204.3 M and 161.8 M treasury shares; book value per share would have divided by the
+    issued count (~50 % too many shares)."""
+    df = df[(df["concept"] != "shares_outstanding") | (df["value"] != 0)]
+    at = ["company", "scope", "end"]
+    outstanding = df[(df["concept"] == "shares_outstanding") & (df["value"] > 0)]
+    issued = df[df["concept"] == "shares_issued"]
+    treasury = df[(df["concept"] == "treasury_shares") & (df["value"] > 0)]
+    if outstanding.empty or issued.empty or treasury.empty:
+        return df
+    held = treasury[at].drop_duplicates()
+    pairs = outstanding[at + ["value"]].rename_axis("row_id").reset_index().merge(held, on=at)
+    pairs = pairs.merge(issued[at + ["value"]], on=at, suffixes=("", "_issued"))
+    wrong = pairs.loc[(pairs["value"] - pairs["value_issued"]).abs() < 0.5, "row_id"].unique()
+    return df.drop(index=wrong) if len(wrong) else df
 
 
 OUTFLOW_CONCEPTS = ("capex", "dividends_paid", "share_repurchase")  # outflows their elements report as positive amounts

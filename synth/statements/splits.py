@@ -11,7 +11,8 @@ Filings state per-share values and share counts on the share structure of their 
    but whose net income / shares misses the EPS while net income / (shares x 1000) meets it (NVIDIA
    tagged FY2009-FY2011 share counts in thousands: 548,126 with EPS -0.05) is multiplied by the
    proven factor, with a note. A share count about 1/1000 of the same count in neighbouring
-   windows whose factor cannot be proven by EPS is dropped (never synthesised from).
+   windows whose factor cannot be proven by EPS is dropped (never synthesised from). Shares outstanding about 1/1000
+   of the same filing's weighted basic shares are multiplied by 1000, with a note (`fix_outstanding_slips`).
 2. splits: the same window reported by two filings with share counts in the ratio k (k a split
    factor: 2, 3, 4, 7, 10, 20, ..., or 1/k) and per-share values in the ratio 1/k, found at least
    twice, is a k-for-1 split between those filings. Each event is dated by the first filing on the
@@ -130,6 +131,34 @@ def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, li
     return df, notes
 
 
+def fix_outstanding_slips(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Multiply by 1000 the period-end shares outstanding a filing tags in thousands: about 1/1000 of the weighted basic
+    shares the same filing reports (one filing, one split basis; outstanding and weighted counts differ by a few per
+    cent, never a thousandfold). Apple's FY2014 Q2 10-Q tags 861,745 shares outstanding at 2014-03-29 beside 881 M
+    weighted basic shares: shown on the 28x basis as 24,128,860 instead of 24,128,860,000."""
+    notes: list[str] = []
+    out = df[(df["concept"] == "shares_outstanding") & (df["value"] > 0) & (df["filed"].astype(str) != "")]
+    weighted = df[(df["concept"] == "shares_basic") & (df["start"] != "") & (df["value"] > 0)]
+    if out.empty or weighted.empty:
+        return df, notes
+    reference = weighted.groupby(["company", "scope", "source"])["value"].median().to_dict()
+    fix = []
+    for idx, company, scope, source, end, value in zip(out.index, out["company"], out["scope"], out["source"], out["end"], out["value"]):
+        ref = reference.get((company, scope, source))
+        if ref is not None and 500 <= ref / value <= 2000:
+            fix.append(idx)
+            notes.append(f"{company} shares_outstanding at {end} ({source}): {value:,.0f} x 1000 (scale slip: the filing's "
+                         f"weighted basic shares are {ref:,.0f})")
+    if not fix:
+        return df, notes
+    df = df.copy()
+    for idx in fix:
+        df.at[idx, "value"] = float(df.at[idx, "value"]) * 1000
+        df.at[idx, "adjustment"] = _join(df.at[idx, "adjustment"], f"filed as {_num(df.at[idx, 'value'] / 1000)} (scale slip x 1000: "
+                                                                   "about 1/1000 of the filing's weighted basic shares)")
+    return df, notes
+
+
 # -- 2. splits ---------------------------------------------------------------------------------------
 def detect_splits(df: pd.DataFrame, kind: pd.Series) -> list[Split]:
     """Split events of each company, from windows that two filings state on different bases."""
@@ -186,6 +215,8 @@ def normalize(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if not (kind != "").any():
         return df, []
     df, notes = fix_scale_slips(df, kind)
+    df, more = fix_outstanding_slips(df)
+    notes += more
     kind = kind.loc[df.index]
     events = detect_splits(df, kind)
     if not events:
