@@ -122,13 +122,17 @@ def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, li
                              f"({row['source']}): {value:,.0f} excluded (about 1/{ratio:,.0f} of neighbouring windows; "
                              f"no EPS in the filing proves the factor)")
     if fix or drop:
-        df = df.copy()
-        for idx, f in fix.items():
-            df.at[idx, "value"] = float(df.at[idx, "value"]) * f
-            df.at[idx, "adjustment"] = _join(df.at[idx, "adjustment"], f"filed as {_num(df.at[idx, 'value'] / f)} (scale slip x {f:g}: "
-                                                                       f"net income / shares meets the reported EPS only after it)")
-        df = df.drop(index=drop)
+        df = _rescale(df, fix, "net income / shares meets the reported EPS only after it").drop(index=drop)
     return df, notes
+
+
+def _rescale(df: pd.DataFrame, factors: dict, why: str) -> pd.DataFrame:
+    """A copy with each row `idx` of `factors` multiplied by its factor and noted as a scale slip (`why`)."""
+    df = df.copy()
+    for idx, f in factors.items():
+        df.at[idx, "value"] = float(df.at[idx, "value"]) * f
+        df.at[idx, "adjustment"] = _join(df.at[idx, "adjustment"], f"filed as {_num(df.at[idx, 'value'] / f)} (scale slip x {f:g}: {why})")
+    return df
 
 
 def fix_outstanding_slips(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -142,21 +146,16 @@ def fix_outstanding_slips(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if out.empty or weighted.empty:
         return df, notes
     reference = weighted.groupby(["company", "scope", "source"])["value"].median().to_dict()
-    fix = []
+    fix = {}
     for idx, company, scope, source, end, value in zip(out.index, out["company"], out["scope"], out["source"], out["end"], out["value"]):
         ref = reference.get((company, scope, source))
         if ref is not None and 500 <= ref / value <= 2000:
-            fix.append(idx)
+            fix[idx] = 1000.0
             notes.append(f"{company} shares_outstanding at {end} ({source}): {value:,.0f} x 1000 (scale slip: the filing's "
                          f"weighted basic shares are {ref:,.0f})")
     if not fix:
         return df, notes
-    df = df.copy()
-    for idx in fix:
-        df.at[idx, "value"] = float(df.at[idx, "value"]) * 1000
-        df.at[idx, "adjustment"] = _join(df.at[idx, "adjustment"], f"filed as {_num(df.at[idx, 'value'] / 1000)} (scale slip x 1000: "
-                                                                   "about 1/1000 of the filing's weighted basic shares)")
-    return df, notes
+    return _rescale(df, fix, "about 1/1000 of the filing's weighted basic shares"), notes
 
 
 # -- 2. splits ---------------------------------------------------------------------------------------
