@@ -12,6 +12,7 @@ statement opening balance after adopting IFRS 9 and 15 (1,495,692.3 M TWD), besi
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,8 @@ from ledgerlm.errors import NotDerivable
 from ledgerlm.synth.statements.facts import PERIOD_KEY, select_latest
 from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.store import FactStore
+
+DATA = Path(__file__).resolve().parents[1] / "synth" / "data" / "sec"
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +39,31 @@ def test_a_filers_own_element_named_as_a_standard_one_is_read_as_it():
     ttm = s.value("DUK", "net_income", "FY2009Q2TTM")
     assert ttm.value == 631_000_000 + 1_358_000_000 - 815_000_000 and {r.tag for r in ttm.inputs} == {"us-gaap:ProfitLoss"}
     assert s.value("DUK", "total_equity", "FY2009H1").value == 21_360_000_000  # including NCI, undimensioned
+
+
+def test_the_xbrl_loader_reads_an_own_element_named_as_a_standard_one_as_it(tmp_path):
+    # the FSDS rule above is the taxonomy's (`standard_taxonomy`), so an XBRL instance gets it too: Apple's real
+    # 2023 Q3 10-Q with its NetIncomeLoss facts moved into Apple's own namespace (as Duke's 2009 filings defined
+    # ProfitLoss) still gives the same net income; an own element with no standard namesake stays unread
+    import gzip
+
+    from ledgerlm.synth.statements import xbrl
+    from ledgerlm.synth.statements.taxonomy import standard_taxonomy
+
+    real = gzip.decompress((DATA / "xbrl" / "aapl-20230701_htm.xml.gz").read_bytes())
+    moved = real.replace(b"<us-gaap:NetIncomeLoss ", b"<aapl:NetIncomeLoss ").replace(b"</us-gaap:NetIncomeLoss>", b"</aapl:NetIncomeLoss>")
+    assert moved != real and b"us-gaap:NetIncomeLoss " not in moved
+    (tmp_path / "moved.xml").write_bytes(moved)
+    (tmp_path / "unknown.xml").write_bytes(moved.replace(b"aapl:NetIncomeLoss", b"aapl:NetIncomeLossOwnMeasure"))
+    before = xbrl.load_xbrl(DATA / "xbrl" / "aapl-20230701_htm.xml.gz")
+    after = xbrl.load_xbrl(tmp_path / "moved.xml")
+    key = ["concept", "start", "end", "value", "tag"]
+    ni = lambda df: df[df["concept"] == "net_income"][key].sort_values(key).reset_index(drop=True)
+    assert len(ni(before)) >= 3 and ni(after).equals(ni(before))  # 19,881 M for the quarter, 74,039 M for nine months
+    assert (ni(before)["tag"] == "us-gaap:NetIncomeLoss").all()
+    assert ni(xbrl.load_xbrl(tmp_path / "unknown.xml")).empty
+    assert standard_taxonomy(None, "ProfitLoss") == "us-gaap" and standard_taxonomy(None, "DukeOwnLine") is None
+    assert standard_taxonomy(None, "Revenue", "ifrs-full") == "ifrs-full" and standard_taxonomy("us-gaap", "X") == "us-gaap"
 
 
 def test_a_derivation_across_two_different_lines_is_refused():

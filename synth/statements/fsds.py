@@ -32,7 +32,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
 from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, open_text
-from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
+from ledgerlm.synth.statements.taxonomy import concept_info, standard_taxonomy, tag_concepts
 
 PARENT_SEGMENT = "LegalEntity=ParentCompany"
 NUM_COLUMNS = ["adsh", "tag", "version", "ddate", "qtrs", "uom", "value"]
@@ -160,14 +160,12 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
 
 
 def _standard_names(taxonomy: pd.Series, tag: pd.Series) -> pd.Series:
-    """A filer's own element (FSDS `version` = its accession number) named exactly as a US-GAAP element the mapping
-    reads is read as that element: Duke's 2009 10-Qs, on the 2008 taxonomy, which had no ProfitLoss, define their own
-    ProfitLoss for consolidated net income (H1 631 M, beside NetIncomeLoss 620 M attributable to Duke), the element
-    the 2009 taxonomy then added. Left unmapped, net income fell back to the parent's share for those windows."""
+    """`taxonomy.standard_taxonomy` per row: a filer's own element (FSDS `version` = its accession number) named
+    exactly as a mapped US-GAAP element is read as that element."""
     custom = taxonomy == "custom"
     if not custom.any():
         return taxonomy
-    standard = {t for t in tag[custom].unique() if tag_concepts("us-gaap", t)}
+    standard = {t for t in tag[custom].unique() if standard_taxonomy(None, t, "us-gaap")}
     return taxonomy.where(~(custom & tag.isin(standard)), "us-gaap")
 
 

@@ -92,6 +92,17 @@ def tag_concepts(taxonomy: str, tag: str) -> list[tuple[str, int]]:
     return list(_tag_map(taxonomy).get(name, [])) if taxonomy else []
 
 
+def standard_taxonomy(taxonomy: str | None, tag: str, base: str = "us-gaap") -> str | None:
+    """The taxonomy a fact's element is read in: a filer's own (extension) element named exactly as an element of the
+    filing's base taxonomy that the maps read is read as that element. Duke's 2009 10-Qs, on the 2008 US-GAAP
+    taxonomy, which had no ProfitLoss, define their own ProfitLoss for consolidated net income (H1 631 M, beside
+    NetIncomeLoss 620 M attributable to Duke), the element the 2009 taxonomy then added; left unmapped, net income
+    fell back to the parent's share. Used by the FSDS and XBRL loaders alike; standard elements pass unchanged."""
+    if taxonomy is not None:
+        return taxonomy
+    return base if tag_concepts(base, tag) else None
+
+
 def map_tag(taxonomy: str, tag: str) -> tuple[str, int] | None:
     """The primary (concept, precedence) of a tag (0 = most preferred alternate), or None."""
     found = tag_concepts(taxonomy, tag)

@@ -25,7 +25,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
 from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, read_bytes
-from ledgerlm.synth.statements.taxonomy import concept_info, tag_concepts
+from ledgerlm.synth.statements.taxonomy import concept_info, standard_taxonomy, tag_concepts
 
 XBRLI = "{http://www.xbrl.org/2003/instance}"
 XBRLDI = "{http://xbrl.org/2006/xbrldi}"
@@ -101,6 +101,7 @@ def load_xbrl(path: str | Path, *, filed: str = "", source: str | None = None) -
     if _local(root.tag) != "xbrl":
         raise InputError(f"root element is <{_local(root.tag)}>, not an XBRL instance <xbrl>", path=where, field="xbrl")
     contexts, units = _contexts(root, where), _units(root)
+    base = "ifrs-full" if any(taxonomy_of(ns or "") == "ifrs-full" for ns in root.nsmap.values()) else "us-gaap"
     dei: dict[str, str] = {}
     rows = []
     for el in root:
@@ -108,6 +109,8 @@ def load_xbrl(path: str | Path, *, filed: str = "", source: str | None = None) -
             continue
         ns, name = el.tag[1:].split("}", 1) if el.tag.startswith("{") else ("", el.tag)
         taxonomy = taxonomy_of(ns)
+        if taxonomy is None:  # an extension element named as a standard one is read as it (shared with FSDS)
+            taxonomy = standard_taxonomy(None, name, base)
         ctx = el.get("contextRef")
         if ctx not in contexts:
             raise InputError(f"fact {taxonomy or 'ext'}:{name} refers to unknown context {ctx!r}", path=where, field="contextRef")
