@@ -133,6 +133,23 @@ def test_ttm_and_current_lease_conventions_are_stated_and_hold():
     assert not any(r.concept == "finance_lease_liabilities_current" for r in debt.facts)  # inside the 3,221 M line
 
 
+def test_debt_prompts_state_that_a_line_not_shown_counts_as_zero():
+    """Helper audit of a seed-789 run: GOOGL FY2017Q1 current debt is 0.0 (a full balance sheet with no current debt
+    line), and the no-hint prompts of 13 debt rows never said that a line the balance sheet does not show counts as 0.
+    Every index built on current / non-current debt states it now, in both languages."""
+    from ledgerlm.synth.indices.conventions import closure
+
+    store = FactStore.from_sources()
+    zero = compute(store, "GOOGL", "current_debt", "FY2017Q1")
+    assert zero.value == 0.0 and not zero.facts  # no line read: the count-as-zero rule decides the answer
+    debt_indices = [i for i, ix in REGISTRY.items() if i in {"current_debt", "noncurrent_debt"}
+                    or closure(ix, REGISTRY)[3] & {"current_debt", "noncurrent_debt"}]
+    assert {"current_debt", "noncurrent_debt", "financial_debt", "net_debt", "interest_bearing_debt", "roic"} <= set(debt_indices)
+    for i in debt_indices:
+        assert "a debt line the balance sheet does not show counts as 0" in REGISTRY[i].convention_text("en"), i
+        assert "资产负债表未列示的债务科目按 0 计" in REGISTRY[i].convention_text("zh"), i
+
+
 def test_no_hint_restates_its_own_name():
     """A hint 'X = X' (the Chinese hint of single-quarter FCF, written from `standalone(free_cash_flow)`, read
     '单季度自由现金流 = 单季度自由现金流': seed-123 helper audit) tells the reader nothing."""

@@ -48,14 +48,16 @@ NOTES = [
      "而非对各期计算结果取 TTM。"),
     ("financial_debt", "Financial debt = current debt (the total short-term debt line when the balance sheet shows one, otherwise "
                        "short-term borrowings/commercial paper + current portion of long-term debt + convertible notes due within a year) "
-                       "+ non-current long-term debt and bonds; lease liabilities (finance and operating) are not financial debt.",
+                       "+ non-current long-term debt and bonds, each plus the non-recourse debt of consolidated VIEs; a debt line the balance "
+                       "sheet does not show counts as 0; lease liabilities (finance and operating) are not financial debt.",
      "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 一年内到期的长期债务 + 一年内到期的可转换债券）"
-     "+ 非流动长期借款及应付债券；租赁负债（融资及经营租赁）不计入金融负债。"),
+     "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债。"),
     ("interest_bearing_debt", "Interest-bearing debt = financial debt + lease liabilities (operating and finance, current and "
-                              "non-current) + long-term payables; a total short-term debt line, where the balance sheet shows one, "
+                              "non-current) + long-term payables (a line the balance sheet does not show counts as 0); a total short-term "
+                              "debt line, where the balance sheet shows one, "
                               "already includes the current finance-lease obligations (not added again); payables, notes payable, "
                               "contract liabilities, taxes and payroll payable are non-interest-bearing.",
-     "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款；资产负债表列示短期债务合计时，该合计已含一年内到期的融资租赁负债，"
+     "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款（资产负债表未列示的科目按 0 计）；资产负债表列示短期债务合计时，该合计已含一年内到期的融资租赁负债，"
      "不再重复加计；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
     ("net_financial_debt", "Net financial debt = financial debt - cash and cash equivalents - short-term investments (a "
                            "short-term investments line the balance sheet does not show counts as 0).",
@@ -139,6 +141,8 @@ def _keys(index, registry) -> set[str]:
     keys |= ops & {"annualize", "ttm"}
     if "interest_bearing_liabilities" in builtins or "non_interest_bearing_liabilities" in builtins:
         keys.add("interest_bearing_debt")
+    if ids & {"current_debt", "noncurrent_debt"} or index.id in {"current_debt", "noncurrent_debt"}:
+        keys.add("financial_debt")  # what a debt line is, and that one the balance sheet does not show counts as 0
     if "interest_bearing_debt" in keys or "invested_capital_equity" in keys:
         keys |= {"financial_debt", "interest_bearing_debt"}
     if concepts & (_SHARE_CONCEPTS | _EPS_CONCEPTS):
