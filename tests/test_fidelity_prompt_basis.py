@@ -145,3 +145,40 @@ def test_built_rows_state_the_basis_and_pass_fidelity(built):
         assert restated and user.count(sentence.group(0)) == 1
         assert sentence.group(0) in row["solution"]
     assert said >= 2
+
+
+def test_time_weighted_share_days_are_counted_from_the_dates_the_prompt_shows():
+    """Quarter and TTM weighted-average shares are time-weighted by calendar days (VZ FY2009Q2 TTM diluted shares:
+    2,841 M x 181 days + 2,850 M x 366 days - 2,858 M x 182 days over 365 days), and 134 rows of a `--num 10000` run
+    used days the prompt never showed (headers named only the period). Every statement header now dates its window;
+    each day count of a row's share-days step must be the length of a window its prompt shows for that company."""
+    from datetime import date
+
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
+
+    builder = Builder.from_config(SynthConfig(seed=0, indices=["eps_ttm_computed", "revenue_per_share", "eps_basic_yoy"],
+                                              paradigms={"single": 1.0}, traps=False))
+    header = re.compile(r"(FY\d{4}\S*) \((\d{4}-\d\d-\d\d) (?:to|至) (\d{4}-\d\d-\d\d)\)")
+    json_window = re.compile(r'"start": "(\d{4}-\d\d-\d\d)",\s*"end": "(\d{4}-\d\d-\d\d)"')
+    checked = 0
+    for slot in range(400):
+        for row in builder.slot(slot, Stats()):
+            steps = [s for s in row["solution"].splitlines() if "share-days" in s or "天数" in s and " x " in s]
+            steps = [s for s in steps if re.search(r" x \d+ days", s)]
+            if not steps:
+                continue
+            user = next(m["content"] for m in row["messages"] if m["role"] == "user")
+            windows = [(a, b) for _, a, b in header.findall(user)] + json_window.findall(user)  # JSON: the dict's dates
+            shown = {(date.fromisoformat(b) - date.fromisoformat(a)).days + 1 for a, b in windows}
+            for step in steps:
+                days = [int(d) for d in re.findall(r" x (\d+) days", step)]
+                total = int(re.search(r"\) / (\d+) days", step).group(1))
+                assert days and set(days) <= shown, (row["id"], step, sorted(shown))
+                signs = [1] + [1 if op == "+" else -1 for op in re.findall(r"days ([+-]) ", step)]
+                assert sum(s * d for s, d in zip(signs, days)) == total, (row["id"], step)
+                checked += 1
+        if checked >= 6:
+            break
+    assert checked >= 6

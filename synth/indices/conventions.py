@@ -81,10 +81,11 @@ NOTES = [
      "营运资本变动 = 期末营运资本 − 期初营运资本（营运资本 = 流动资产 − 流动负债）。"),
     ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
                "of a standalone quarter are its three-month figure as filed, else time-weighted from the year-to-date "
-               "reports (Q4 and TTM alike); a standalone quarter's EPS is net income / those shares, rounded to the cent where the "
+               "reports by their calendar days, as the column headers date them (share-days of the reports over the days of "
+               "the window; Q4 and TTM alike); a standalone quarter's EPS is net income / those shares, rounded to the cent where the "
                "filing reports that quarter's three-month EPS (the filed figure); EPS and share counts are never added or subtracted.",
-     "每股指标与股数统一按最新一期报告的拆股口径；单季度加权平均股数取报告披露的三个月数，未披露时按累计期间数据时间加权"
-     "（第四季度及 TTM 同此）；单季度每股收益 = 单季度净利润 / 上述股数，报告披露该季度三个月每股收益时四舍五入至 0.01（即披露数）；"
+     "每股指标与股数统一按最新一期报告的拆股口径；单季度加权平均股数取报告披露的三个月数，未披露时按累计期间数据以日历天数时间加权"
+     "（天数按列标题所注日期计算：各报告的股数×天数之和除以该期间天数；第四季度及 TTM 同此）；单季度每股收益 = 单季度净利润 / 上述股数，报告披露该季度三个月每股收益时四舍五入至 0.01（即披露数）；"
      "每股收益与股数不做加减。"),
     ("shares_diluted", "Per-share amounts divide by the diluted weighted-average shares of the period (not basic shares, "
                        "not shares outstanding at the period end).",

@@ -77,6 +77,24 @@ class Calendar:
                                period=report.label, missing=[report.label])
         return (end - year.start).days + 1
 
+    def window(self, company: str, period) -> tuple[dt.date, dt.date] | None:
+        """First and last day of a period's window (`periods.Period`): a fiscal year or year-to-date report from its
+        fiscal-year start, a standalone quarter from the day after the previous report, a TTM from the day after the
+        same report a year earlier; None where a date is unknown. Statement headers show it, so a reader can count
+        the days that time-weighted shares use (a 52/53-week quarter is 91 or 98 days, a calendar half year 181)."""
+        def end(fiscal_year: int, quarters: int) -> dt.date | None:
+            return self.report_ends.get((company, ReportKey(fiscal_year, quarters)))
+
+        y, q = period.fiscal_year, 4 if period.kind == "FY" else period.quarter
+        last = end(y, q)
+        if last is None:
+            return None
+        if period.kind in ("FY", "YTD") or (period.kind == "Q" and q == 1):
+            year = next((fy for fy in self.years.get(company, []) if fy.label == y), None)
+            return (year.start, last) if year is not None else None
+        before = end(y, q - 1) if period.kind == "Q" else end(y - 1, q)
+        return (before + dt.timedelta(days=1), last) if before is not None else None
+
     def add_company(self, company: str, name: str, years: list[FiscalYear]) -> list[FiscalYear]:
         """Record `company`'s entity name and fiscal years (indexing.py reads them from the facts); returns the years."""
         self.names[company] = name

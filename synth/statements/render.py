@@ -112,9 +112,12 @@ def _title(stmt: dict, language: str) -> str:
     return f"{TITLES[language].get(stmt['statement'], stmt['statement'])} — {stmt['company']} — {stmt['period']} — {scope}"
 
 
-def _period_header(stmt: dict) -> str:
+def _period_header(stmt: dict, language: str = "en") -> str:
+    """The period column's header: its label and dates where the statement has them (`FY2009H1 (2009-01-01 to
+    2009-06-30)`, a balance sheet `FY2009H1 (2009-06-30)`), so the days of every window can be counted."""
     if stmt.get("end"):
-        return f"{stmt['period']} ({stmt['start']} to {stmt['end']})" if stmt.get("start") else f"{stmt['period']} ({stmt['end']})"
+        to = " 至 " if language == "zh" else " to "
+        return f"{stmt['period']} ({stmt['start']}{to}{stmt['end']})" if stmt.get("start") else f"{stmt['period']} ({stmt['end']})"
     return stmt["period"]
 
 
@@ -215,7 +218,7 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     if fmt == "json":
         return _json_indented(stmt)
     scale = _scale(scale)
-    title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt)
+    title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt, language)
     item_word = "项目" if language == "zh" else "Item"
     labels = _labels(stmt, language) if labels is None else labels
     if figures is None and fmt != "tuples":  # the tuples format writes the values themselves
@@ -241,7 +244,7 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
         return "\n".join(lines)
     # tuples: one (label, period, value) per line, values scaled as the unit header says; each line is the repr of
     # the tuple, written from its parts' reprs (the period's once per statement)
-    lines = [f"# {title}", f"# {units}"]
+    lines = [f"# {title}", f"# {units}"] + ([f"# {period}"] if period != stmt["period"] else [])  # the dates, where known
     middle = f", {stmt['period']!r}, "
     for label, item in zip(labels, stmt["items"]):
         value = item.get("value")
@@ -310,7 +313,7 @@ def parse_rendered(text: str, fmt: str) -> dict:
     elif fmt == "tuples":
         lines = text.splitlines()
         title, units = lines[0].lstrip("# "), lines[1].lstrip("# ")
-        parsed = [ast.literal_eval(ln) for ln in lines[2:] if ln.strip()]
+        parsed = [ast.literal_eval(ln) for ln in lines[2:] if ln.strip() and not ln.startswith("#")]
         period = parsed[0][1] if parsed else ""
         pairs = [(label, value) for label, _, value in parsed]
     else:

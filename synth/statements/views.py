@@ -87,7 +87,7 @@ class StoreViews:
             label = next((f.label for f in d.inputs if f.label), concept)
             items.append({"concept": concept, "label": label, "value": d.value, "unit": d.unit})
             units[d.unit] += 1
-        return _statement_dict(company, p, statement, scope, items, units)
+        return _statement_dict(company, p, statement, scope, items, units, self.calendar.window(company, p))
 
     def report_statement(self, company: str, report: ReportKey | str, statement: str, scope: str = "consolidated") -> dict:
         """What one report shows for one statement: year-to-date flows, period-end stocks.
@@ -107,7 +107,7 @@ class StoreViews:
                 if cell is not None:
                     items.append({"concept": concept, "label": cell.label or concept, "value": cell.value, "unit": cell.unit})
                     units[cell.unit] += 1
-        return _statement_dict(company, r.period, statement, scope, items, units)
+        return _statement_dict(company, r.period, statement, scope, items, units, self.calendar.window(company, r.period))
 
     def _statement_concepts(self, company: str, scope: str, statement: str) -> list[str]:
         """Concepts of `statement` the company reports in `scope`, in taxonomy order (cached per store)."""
@@ -146,12 +146,18 @@ def _check_statement(statement: str) -> None:
         raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
 
 
-def _statement_dict(company: str, p, statement: str, scope: str, items: list[dict], units: Counter) -> dict:
-    """The statement result shared by `statement` and `report_statement` (NotDerivable when no line is there)."""
+def _statement_dict(company: str, p, statement: str, scope: str, items: list[dict], units: Counter, window=None) -> dict:
+    """The statement result shared by `statement` and `report_statement` (NotDerivable when no line is there); with
+    the period's `window` (first, last day) a balance sheet gets its date (`end`), other statements `start` and `end`."""
     if not items:
         raise NotDerivable(
             f"{company}: no {scope} {statement} statement can be derived for {p.label}",
             company=company, period=p.label, missing=[p.end_report().label],
         )
     currency = next((u for u, _ in units.most_common() if "/" not in u and u.lower() != "shares"), "")
-    return {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency, "items": items}
+    out = {"company": company, "period": p.label, "statement": statement, "scope": scope, "unit": currency}
+    if window is not None:
+        out.update({"end": window[1].isoformat()} if statement == "balance" else
+                   {"start": window[0].isoformat(), "end": window[1].isoformat()})
+    out["items"] = items
+    return out
