@@ -67,6 +67,11 @@ def test_cas_liabilities_interest_bearing_classification():
     assert taxonomy.map_label("归属于母公司所有者权益合计") == "equity_parent"
     assert taxonomy.map_label("  少数股东权益 ") == "minority_interest"
     assert taxonomy.map_label("减：营业成本") == "cost_of_revenue"
+    # CAS's "分配股利、利润或偿付利息支付的现金" includes interest paid: not dividends (a payout ratio would count
+    # interest as dividends), and the Chinese label of US-GAAP / IFRS dividends paid no longer names interest
+    assert taxonomy.map_label("分配股利、利润或偿付利息支付的现金") == "dividends_and_interest_paid"
+    assert taxonomy.map_label("Dividends paid") == "dividends_paid"
+    assert "利息" not in taxonomy.concept_info("dividends_paid").label_zh
 
 
 def test_companyfacts_matches_raw_json(aapl_raw):
