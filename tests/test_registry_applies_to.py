@@ -150,6 +150,32 @@ def test_debt_prompts_state_that_a_line_not_shown_counts_as_zero():
         assert "资产负债表未列示的债务科目按 0 计" in REGISTRY[i].convention_text("zh"), i
 
 
+def test_hints_define_the_indices_they_name():
+    """Seed-2718 helper audit (recomputing every answer from its prompt alone): tangible net assets YoY never said that
+    tangible net assets deduct deferred tax assets (TXN FY2009 4.605 % vs 3.300 % without them), and Chinese hints
+    written from the formula name 净再投资 / 核心利润 / 三费合计 without their formulas. Every index a hint names is
+    defined in it (or in a convention sentence), and the non-textbook one is stated in no-hint prompts too."""
+    from ledgerlm.synth.indices.conventions import NOTES, _names_in_order
+
+    noted = {key for key, _, _ in NOTES}
+    for language, name_of, hint_of in (("en", lambda ix: ix.name_en, lambda ix: ix.hint),
+                                       ("zh", lambda ix: ix.name_zh, lambda ix: ix.hint_zh)):
+        for index_id, ix in REGISTRY.items():
+            text = REGISTRY[index_id].hint_text(language)
+            for ref in set(_names_in_order(ix.ast)) - {index_id} - noted:
+                if ref not in REGISTRY or REGISTRY[ref].path == "<concept>":
+                    continue
+                name = name_of(REGISTRY[ref])
+                if name in hint_of(ix):
+                    assert re.search(re.escape(name) + r"\s*=", text), (language, index_id, ref, text)
+    tna = REGISTRY["tangible_net_assets_yoy"]
+    assert "deferred tax assets" in tna.hint_text("en") and "deferred tax assets" in tna.convention_text("en")
+    assert "递延所得税资产" in tna.hint_text("zh") and "递延所得税资产" in tna.convention_text("zh")
+    assert "Core profit = Revenue" in REGISTRY["core_profit_yoy"].hint_text("en")
+    assert "其中净再投资 = " in REGISTRY["reinvestment_rate"].hint_text("zh")
+    assert "其中三费合计 = 销售费用 + 管理费用 + 财务费用" in REGISTRY["three_expenses_ratio_ttm"].hint_text("zh")
+
+
 def test_no_hint_restates_its_own_name():
     """A hint 'X = X' (the Chinese hint of single-quarter FCF, written from `standalone(free_cash_flow)`, read
     '单季度自由现金流 = 单季度自由现金流': seed-123 helper audit) tells the reader nothing."""

@@ -110,7 +110,8 @@ def test_statements_command_renders_all_formats(fmt, capsys):
     out = capsys.readouterr().out
     if fmt == "json":
         doc = json.loads(out)
-        assert set(doc) == {"company", "period", "statement", "scope", "unit", "items"}
+        assert set(doc) == {"company", "period", "start", "end", "statement", "scope", "unit", "items"}
+        assert (doc["start"], doc["end"]) == ("2022-09-25", "2023-09-30")  # Apple's 53-week FY2023
         values = {i["concept"]: i["value"] for i in doc["items"]}
         assert values["revenue"] == 383_285_000_000  # Apple FY2023 net sales, in dollars
     else:

@@ -23,6 +23,7 @@ Chinese hint (the formula written with the Chinese names of its lines and indice
 from __future__ import annotations
 
 import dataclasses
+import re
 import functools
 
 from ledgerlm.synth.indices.concepts import is_concept
@@ -79,6 +80,10 @@ NOTES = [
     ("working_capital_change", "Change in working capital = working capital at period end - at the beginning of the period "
                                "(working capital = current assets - current liabilities).",
      "营运资本变动 = 期末营运资本 − 期初营运资本（营运资本 = 流动资产 − 流动负债）。"),
+    ("tangible_net_assets", "Tangible net assets = equity attributable to the parent - intangible assets - goodwill - deferred tax "
+                            "assets (the CAS convention: deferred tax assets are deducted too; a line the balance sheet does not "
+                            "show counts as 0).",
+     "有形净资产 = 归属于母公司所有者权益 − 无形资产 − 商誉 − 递延所得税资产（递延所得税资产亦扣除；资产负债表未列示的科目按 0 计）。"),
     ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
                "of a standalone quarter are its three-month figure as filed, else time-weighted from the year-to-date "
                "reports by their calendar days, as the column headers date them (share-days of the reports over the days of "
@@ -171,8 +176,13 @@ def joined(sentences: list[str], language: str) -> str:
 
 
 def hint_text(index, language: str) -> str:
-    """Hint + conventions, in `language`."""
+    """Hint + the definitions of the indices it names + conventions, in `language`."""
     base = index.hint if language == "en" else index.hint_zh
+    defs = (index.definitions or ((), ()))[0 if language == "en" else 1]
+    if defs and language == "en":
+        base = f"{base}{'' if base.endswith('.') else '.'} Here {'; '.join(defs)}."
+    elif defs:
+        base = f"{base}{'' if base.endswith('。') else '。'}其中{'；'.join(defs)}。"
     extra = joined(_notes(tuple(index.conventions), language), language)
     if not extra:
         return base
@@ -250,6 +260,54 @@ def zh_formula(node: Node, registry, top: bool = True) -> str:
     return go(node)
 
 
+def _names_in_order(node: Node) -> list[str]:
+    if isinstance(node, Name):
+        return [node.name]
+    if isinstance(node, BinOp):
+        return _names_in_order(node.left) + _names_in_order(node.right)
+    if isinstance(node, Neg):
+        return _names_in_order(node.operand)
+    if isinstance(node, Call):
+        return [n for a in node.args for n in _names_in_order(a)]
+    return []
+
+
+def _definition(sub, language: str) -> tuple[str, set[str]]:
+    """`Name = formula` of an index, from its hint, and the names it goes by (its name, the name without a
+    parenthesis, the hint's own left-hand side: `Core operating profit`, `Core profit`)."""
+    name, hint = (sub.name_en, sub.hint) if language == "en" else (sub.name_zh, sub.hint_zh)
+    hint = hint.rstrip("。.")
+    lhs = hint.split("=", 1)[0].strip() if "=" in hint else ""
+    names = {n for n in (name, re.split(r"\s*[(（]", name)[0], lhs) if n and len(n) <= 60 and n.count(" ") <= 6}
+    return (hint if lhs else f"{name} = {hint}"), names
+
+
+def definitions(index, registry, language: str) -> tuple[str, ...]:
+    """The definitions of the indices a hint names without defining them (seed-2718 helper audit: the hint of
+    tangible net assets YoY never said that tangible net assets deduct deferred tax assets, and Chinese hints written
+    from the formula name 净再投资 / 核心利润 / 有形资产 without their formulas), each once, those they name in turn
+    after them. Indices with a convention sentence of their own (NOTES: financial debt, NOPAT, EBIT ...) are left to it."""
+    noted = {key for key, _, _ in NOTES}
+    out, seen = [], {index.id}
+
+    def visit(ix, text: str) -> None:
+        for ref in dict.fromkeys(_names_in_order(ix.ast)):
+            if ref in seen or ref in noted or ref not in registry or is_concept(ref):
+                continue
+            sentence, names = _definition(registry[ref], language)
+            low = text.lower()
+            if not any(n.lower() in low for n in names):
+                continue  # not named: its lines are written out
+            if any(re.search(re.escape(n) + r"\s*=", text, re.I) for n in names):
+                continue  # defined where it is named
+            seen.add(ref)
+            out.append(sentence)
+            visit(registry[ref], sentence)
+
+    visit(index, index.hint if language == "en" else index.hint_zh)
+    return tuple(out)
+
+
 def fill_defaults(registry) -> None:
     """Derive periods, no_hint and hint_zh for the YAML entries that do not set them (in place)."""
     for index_id, ix in list(registry.items()):
@@ -266,3 +324,7 @@ def fill_defaults(registry) -> None:
             changes["no_hint"] = tuple(ix.applies_to) == ("us-gaap", "ifrs", "cas")  # standard-specific: hint always
         if changes:
             registry[index_id] = dataclasses.replace(ix, **changes)
+    for index_id, ix in list(registry.items()):  # every hint_zh is written now
+        if ix.definitions is None:
+            registry[index_id] = dataclasses.replace(
+                ix, definitions=(definitions(ix, registry, "en"), definitions(ix, registry, "zh")))

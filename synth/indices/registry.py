@@ -63,6 +63,7 @@ class Index:
     hint_zh: str = ""  # "" until fill_defaults writes the formula with Chinese names
     no_hint: bool | None = None  # None until fill_defaults decides
     conventions: tuple[str, ...] = ()  # keys of conventions.NOTES the answer depends on (set by fill_defaults)
+    definitions: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (en, zh) of the indices its hint names (fill_defaults)
 
     @property
     def needs(self) -> Needs:
