@@ -72,8 +72,7 @@ def test_cached_synth_stores_take_the_period_s_own_duration(cached_stores, ticke
     assert store.quarter_columns is False
     assert store.reported(ticker, concept, report).value == ytd_filed  # the YTD / FY figure the report shows
     d = store.value(ticker, concept, quarter)
-    assert "not additive" in d.steps[-2]  # net income / time-weighted shares, from the YTD reports,
-    assert "rounded to 2 decimals" in d.steps[-1]  # then to the cent the filing reports its 3-month EPS at
+    assert "not additive" in d.steps[-1]  # net income / time-weighted shares, from the YTD reports, unrounded
     for f in d.inputs:  # every input is what its report shows, on its report's own duration
         assert f.value == store.reported(ticker, f.concept, f.report).value, f
     assert not any(f.concept == concept for f in d.inputs)  # never the 3-month EPS itself
@@ -182,3 +181,26 @@ def test_time_weighted_share_days_are_counted_from_the_dates_the_prompt_shows():
         if checked >= 6:
             break
     assert checked >= 6
+
+
+def test_quarter_eps_answers_follow_from_the_prompt_alone():
+    """A derived quarter EPS was rounded to the cent its own filing reports, which the prompt (year-to-date reports
+    only) does not show, on the original filing's split basis (NVDA FY2023Q2 basic EPS 0.026 = filed 0.26 / 10; YoY
+    -72.63 % rounded, -72.36 % unrounded: seed-4242 helper audit). Synth rows now use the unrounded division the
+    prompt gives, their conventions say so, and no worked solution rounds a quarter EPS to a filed cent."""
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
+    from ledgerlm.synth.statements.store import FILED_EPS_NOTE
+
+    builder = Builder.from_config(SynthConfig(seed=1, indices=["eps_basic_yoy", "eps_diluted_yoy", "eps_basic_computed"],
+                                              companies=["NVDA", "SNOW", "AAPL"], paradigms={"single": 1.0}, traps=False))
+    assert round(builder.value("NVDA", "eps_basic_yoy", "FY2023Q2").value * 100, 2) == -72.36
+    quarters = 0
+    for slot in range(600):
+        for row in builder.slot(slot, Stats()):
+            assert FILED_EPS_NOTE not in row["solution"], row["id"]
+            user = next(m["content"] for m in row["messages"] if m["role"] == "user")
+            assert "EPS is its net income / those shares, unrounded" in user or "不做四舍五入" in user, row["id"]
+            quarters += "EPS is not additive" in row["solution"]
+    assert quarters >= 5

@@ -14,8 +14,8 @@ no-hint prompts state them too (without the formula), so a question never has tw
   (1 - income tax / pretax income), the effective rate applied as reported also for loss-makers;
 - invested capital = parent equity + interest-bearing debt (CAS equity method);
 - working-capital change = ending - beginning (current assets - current liabilities);
-- per-share values on the latest stock-split basis; quarter shares as filed (3-month) else time-weighted; quarter EPS =
-  net income / those shares, to the filed cent where the filing reports a 3-month EPS.
+- per-share values on the latest stock-split basis; quarter shares time-weighted by the days of the year-to-date reports
+  (the headers date them); quarter EPS = net income / those shares, unrounded (a synth prompt shows no 3-month column).
 
 `fill_defaults(registry)` also derives each index's accepted period kinds, its no-hint flag and its
 Chinese hint (the formula written with the Chinese names of its lines and indices) where the YAML gives none.
@@ -85,12 +85,11 @@ NOTES = [
                             "show counts as 0).",
      "有形净资产 = 归属于母公司所有者权益 − 无形资产 − 商誉 − 递延所得税资产（递延所得税资产亦扣除；资产负债表未列示的科目按 0 计）。"),
     ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
-               "of a standalone quarter are its three-month figure as filed, else time-weighted from the year-to-date "
-               "reports by their calendar days, as the column headers date them (share-days of the reports over the days of "
-               "the window; Q4 and TTM alike); a standalone quarter's EPS is net income / those shares, rounded to the cent where the "
-               "filing reports that quarter's three-month EPS (the filed figure); EPS and share counts are never added or subtracted.",
-     "每股指标与股数统一按最新一期报告的拆股口径；单季度加权平均股数取报告披露的三个月数，未披露时按累计期间数据以日历天数时间加权"
-     "（天数按列标题所注日期计算：各报告的股数×天数之和除以该期间天数；第四季度及 TTM 同此）；单季度每股收益 = 单季度净利润 / 上述股数，报告披露该季度三个月每股收益时四舍五入至 0.01（即披露数）；"
+               "of a standalone quarter, Q4 or TTM period are time-weighted from the year-to-date reports by their calendar days, "
+               "as the column headers date them (share-days of the reports over the days of the window); a standalone quarter's "
+               "EPS is its net income / those shares, unrounded; EPS and share counts are never added or subtracted.",
+     "每股指标与股数统一按最新一期报告的拆股口径；单季度、第四季度及 TTM 期间的加权平均股数按累计期间报告以日历天数时间加权"
+     "（天数按列标题所注日期计算：各报告的股数×天数之和除以该期间天数）；单季度每股收益 = 单季度净利润 / 上述股数，不做四舍五入；"
      "每股收益与股数不做加减。"),
     ("shares_diluted", "Per-share amounts divide by the diluted weighted-average shares of the period (not basic shares, "
                        "not shares outstanding at the period end).",

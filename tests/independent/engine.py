@@ -9,7 +9,8 @@ Conventions (DESIGN.md "Conventions every answer states", read as a spec):
 - balances at the period end; begin = prior FY end for FY/YTD, prior quarter end for a quarter, the
   same quarter a year earlier for TTM; avg = (begin + end) / 2.
 - EPS: the filer's figure for FY / YTD / 3-month quarters; Q4 EPS = FY - 9M (EPSBench's rule); per-share
-  values and share counts on the latest split basis.
+  values and share counts on the latest split basis. Alternate (the rule synth prompts state): every standalone
+  quarter's EPS = its net income / its shares weighted by the days of the year-to-date windows, unrounded.
 - days_in_period = 90 per quarter (360 a year); alternate 'actual' = calendar days of the window.
 - financial debt = balance-sheet borrowings (current + non-current), finance leases excluded; the
   alternates add finance leases or all leases.
@@ -25,8 +26,9 @@ ONE = dt.timedelta(days=1)
 
 class Engine:
     def __init__(self, company: Company, *, pick: str = "latest", leases: str = "none", days: str = "360", quarter: str = "reported",
-                 eps_q4: str = "fy_minus_9m", shown: int | None = None):
+                 eps_q4: str = "fy_minus_9m", eps_q: str = "filed", shown: int | None = None):
         self.c, self.pick, self.leases, self.days_rule, self.quarter, self.eps_q4 = company, pick, leases, days, quarter, eps_q4
+        self.eps_q = eps_q  # "ni_over_shares": a Q2 / Q3 EPS is its net income / day-weighted shares, unrounded
         self.shown = shown  # decimals a rescaled per-share figure is shown to (None: exact)
         self.used: list[dict] = []
 
@@ -186,6 +188,13 @@ class Engine:
             days = [(self.end(p) - self.start(p)).days + 1 for p, _ in parts]
             shares = sum(sign * d * self.per_share(sh, p) for (p, sign), d in zip(parts, days)) / (days[0] + days[1] - days[2])
             return shares if concept.startswith("shares") else self.flow("net_income_parent", P) / shares
+        if kind == "Q" and q in (2, 3) and self.eps_q == "ni_over_shares":
+            # the quarter from the year-to-date reports a prompt shows: shares weighted by each window's days
+            sh = "shares_basic" if concept in ("eps_basic", "shares_basic") else "shares_diluted"
+            cur, prev = (y, "YTD", q), (y, "YTD", q - 1)
+            d_cur, d_prev = (self.end(cur) - self.start(cur)).days + 1, (self.end(prev) - self.start(prev)).days + 1
+            q_shares = (d_cur * self.per_share(sh, cur) - d_prev * self.per_share(sh, prev)) / (d_cur - d_prev)
+            return q_shares if concept.startswith("shares") else self.flow("net_income_parent", P) / q_shares
         if kind == "Q" and q == 4:
             try:
                 v = self._cell(concept, self.start(P), self.end(P))

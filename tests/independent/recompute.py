@@ -41,6 +41,9 @@ ACCEPTED = [
     ("coarser repeats give way to the earlier figure, and standalone quarter = YTD - prior YTD", {"pick": "finer", "quarter": "derived"}),
     ("per-share figures rescaled for a split as the prompt shows them (6 decimals)", {"pick": "finer", "shown": 6}),
     ("rescaled per-share figures to 6 decimals, and Q4 EPS = Q4 net income / Q4 weighted shares", {"pick": "finer", "shown": 6, "eps_q4": "ni_over_shares"}),
+    ("quarter EPS = quarter net income / day-weighted quarter shares, unrounded (the rule synth prompts state)", {"eps_q4": "ni_over_shares", "eps_q": "ni_over_shares"}),
+    ("coarser repeats give way to the earlier figure, and quarter EPS = net income / day-weighted shares, unrounded", {"pick": "finer", "eps_q4": "ni_over_shares", "eps_q": "ni_over_shares"}),
+    ("rescaled per-share figures to 6 decimals, and quarter EPS = net income / day-weighted shares, unrounded", {"pick": "finer", "shown": 6, "eps_q4": "ni_over_shares", "eps_q": "ni_over_shares"}),
 ]
 # conventions that would need stating (an answer equal only under one of them is a mismatch of that class)
 ALTERNATES = [
