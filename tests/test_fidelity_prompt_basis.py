@@ -204,3 +204,26 @@ def test_quarter_eps_answers_follow_from_the_prompt_alone():
             assert "EPS is its net income / those shares, unrounded" in user or "不做四舍五入" in user, row["id"]
             quarters += "EPS is not additive" in row["solution"]
     assert quarters >= 5
+
+
+def test_json_blocks_show_the_labels_the_other_formats_show():
+    """Seed-2718 helper audit: JSON statements carried the filers' raw labels: Bank of America's weighted shares
+    "(in thousands)" beside full counts, one "Net income/(loss)" for four Ford lines (net income, the parent's share,
+    basic and diluted EPS), Con Edison's period-end cash as "BALANCE AT BEGINNING OF PERIOD". A JSON block's labels are
+    the English table formats' row labels; its figures are unchanged."""
+    import json
+
+    from ledgerlm.synth.statements.render import parse_rendered, render_statement
+
+    store = FactStore.from_sources()
+    for company, report, statement in (("BAC", "FY2007", "income"), ("F", "FY2007", "income"), ("ED", "FY2007", "balance")):
+        stmt = store.report_statement(company, report, statement)
+        doc = json.loads(render_statement(stmt, "json"))
+        labels = [item["label"] for item in doc["items"]]
+        text_rows = parse_rendered(render_statement(stmt, "text"), "text")["items"]
+        assert [i["value"] for i in doc["items"]] == [i["value"] for i in stmt["items"]]
+        assert len(set(labels)) == len(labels), (company, labels)  # one label, one line
+        assert not any("(in thousands)" in x or x.upper() == "BALANCE AT BEGINNING OF PERIOD" for x in labels), labels
+        assert {i["concept"] for i in text_rows} <= {i["concept"] for i in doc["items"]}
+    raw = [i["label"] for i in store.report_statement("F", "FY2007", "income")["items"]]
+    assert raw.count("Net income/(loss)") == 4  # the filer's own labels, as the store keeps them

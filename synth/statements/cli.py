@@ -68,7 +68,7 @@ def statements_main(argv: list[str]) -> int:
         raise NotDerivable(f"{err}; the data for {company} has: {latest_periods(store, company, args.scope)}",
                            company=company, period=args.period, missing=err.missing) from None
     if args.fmt == "json":
-        out = {k: stmt[k] for k in ("company", "period", "statement", "scope", "unit")}
+        out = {k: stmt[k] for k in ("company", "period", "start", "end", "statement", "scope", "unit") if k in stmt}
         out["items"] = [{"concept": i["concept"], "label": i["label"], "value": i["value"]} for i in stmt["items"]]
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
