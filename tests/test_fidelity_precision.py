@@ -83,6 +83,22 @@ def test_derived_quarter_shares_must_meet_the_filed_three_month_count():
     assert ratio == pytest.approx(558_201_000 / 547_789_000)
 
 
+def test_a_prompt_view_allows_the_same_rounding_as_the_store():
+    """`ledgerlm fidelity` reads a row's figures back out of its prompt (`with_reported_values`). NVIDIA's FY2022 H1 and
+    Q1 diluted shares were filed in millions before a 10-for-1 split (2,529 M x 10, 2,528 M x 10): the store allows that
+    rounding x 10 when it holds the derived Q2 (25,300 M) against the filed three-month 25,320 M, but the prompt view
+    lost the note and allowed only the shown figure's, refusing two rows of a seed-2718 run as not computable."""
+    _, synth = stores()
+    derived = synth.value("NVDA", "shares_diluted", "FY2022Q2")
+    shown = {("consolidated", f.concept, f.report): f.value for f in derived.inputs}
+    assert {f.report for f in derived.inputs} == {"FY2022H1", "FY2022Q1"} and all("x 10 =" in f.note for f in derived.inputs)
+    view = synth.with_reported_values("NVDA", shown)
+    assert view.value("NVDA", "shares_diluted", "FY2022Q2").value == derived.value == 25_300_000_000
+    off = {k: v + 1_000_000 for k, v in shown.items()}  # a figure the prompt does not show exactly: its own rounding only
+    with pytest.raises(LedgerError, match="misses the filed three-month figure"):
+        synth.with_reported_values("NVDA", off).value("NVDA", "shares_diluted", "FY2022Q2")
+
+
 def test_depreciation_is_the_cash_flow_line_not_a_notes_figure():
     """Apple's FY2017 10-K tags 9,200 M of PP&E depreciation for FY2015 as DepreciationDepletionAndAmortization (a note)
     beside the cash-flow line DepreciationAmortizationAndAccretionNet 11,257 M (as in the FY2015 10-K); the note figure

@@ -60,8 +60,12 @@ class StoreViews:
         for (scope, concept, report), value in values.items():
             original = own.get((scope, concept, parse_report(report)))
             unit = original.unit if original is not None else currency
+            # a figure the prompt shows exactly keeps its filing's note (split basis, filed rounding): the check that a
+            # derived quarter agrees with the filed three-month figure then allows the same rounding as on the store
+            # (NVDA FY2022Q2 diluted shares, filed in millions before a 4-for-1 and a 10-for-1 split: seed-2718 run)
+            note = original.note if original is not None and float(value) == original.value else ""
             cells[(company, scope, concept, parse_report(report))] = Cell(float(value), unit, source, concept, "",
-                                                                          original.statement if original else "", "")
+                                                                          original.statement if original else "", "", note)
         # three-month EPS and share counts of the shown reports stay visible (a 10-Q shows its quarter's column)
         quarters = {k: c for k, c in self.index.quarter_reported.items() if k[0] == company and k[2] in QUARTER_COLUMNS
                     and ReportKey(k[3], k[4]) in reports}
