@@ -197,6 +197,8 @@ class Engine:
             return q_shares if concept.startswith("shares") else self.flow("net_income_parent", P) / q_shares
         if kind == "Q" and q == 4:
             try:
+                if self.eps_q == "ni_over_shares":  # the stated rule: from the FY and 9-month reports, not a Q4 column
+                    raise Missing("the stated rule derives Q4")
                 v = self._cell(concept, self.start(P), self.end(P))
             except Missing:
                 if concept.startswith("shares") or self.eps_q4 == "ni_over_shares":
