@@ -134,3 +134,17 @@ def test_share_counts_that_are_not_shares_outstanding_are_not_used():
     # Apple's FY2014 Q2 10-Q tags 861,745 (thousands): x 1000, then x 28 for the 7:1 and 4:1 splits
     q2 = s.value("AAPL", "shares_outstanding", "FY2014H1")
     assert q2.value == 861_745_000 * 28 and "scale slip x 1000" in q2.inputs[0].note
+
+
+def test_consolidated_net_income_includes_the_noncontrolling_interests():
+    """Seed-9001 analyst audit: Ford's FY2009 net income was 2,717 M, the parent's share, beside a 245 M noncontrolling
+    interests line (the 2010 Q1 10-Q tags FY2009 ProfitLoss as 2,717 M = its NetIncomeLoss; the FY2009 10-K tags
+    2,962 M), and Honeywell, which tags no ProfitLoss, showed net income = the parent's share beside its NCI line."""
+    s = store()
+    assert s.value("F", "net_income", "FY2009").value == 2_962_000_000
+    assert s.value("F", "net_income_parent", "FY2009").value == 2_717_000_000
+    h1 = s.value("HON", "net_income", "FY2009H1")
+    assert h1.value == 847_000_000 + 12_000_000 and "noncontrolling interests 12,000,000" in h1.inputs[0].note
+    assert s.value("HON", "net_income_parent", "FY2009H1").value == 847_000_000
+    assert s.value("HON", "net_income", "FY2009").value == 2_153_000_000 + 36_000_000
+    assert s.value("HON", "net_income", "FY2008").value == 2_792_000_000 + 20_000_000

@@ -384,6 +384,8 @@ class Company:
             if not rows:
                 continue
             rows.sort(key=lambda r: (r[3], r[4]))
+            if concept == "net_income" and tag == "ProfitLoss":
+                rows = self._without_parent_share(rows, start, end, unit)
             if pick == "finer" and start is not None:  # README conventions: a later flow figure that only repeats an
                 # earlier one more coarsely gives way to it (balance sheets are read as the latest filing presents them)
                 rows = [r for i, r in enumerate(rows) if not any(self._coarser(r, e, kind) for e in rows[:i])] or rows
@@ -393,6 +395,10 @@ class Company:
                 last = [r for r in rows if r[3] == rows[-1][3] and r[4] == rows[-1][4]]
                 row = min(last, key=lambda r: abs((r[0] - start).days) if start else 0)
             value = row[2]
+            if concept == "net_income" and tag == "NetIncomeLoss":
+                value += self._nci_share(start, end, unit, row[4])
+            if concept == "shares_outstanding":
+                value *= self._thousands_slip(value, row[4])
             if concept in OUTFLOWS and value < 0:  # a Payments... element is a positive outflow; some filers tag it negative
                 value = -value  # (Kellogg 2009 10-Q/A capex -179 M, Honeywell and Texas Instruments 2009 filings)
             if kind == "per_share" and pick not in ("as_filed", "latest_raw"):
@@ -404,6 +410,33 @@ class Company:
             return value, {"tag": tag, "start": str(row[0]) if row[0] else "", "end": str(end), "value": row[2],
                            "filed": row[3], "accn": row[4]}
         raise Missing(f"{self.ticker}: {concept} for {start or ''}..{end} not tagged")
+
+    def _same_window(self, tag: str, start, end, unit: str, accn: str | None = None) -> list[tuple]:
+        return [r for r in self.facts.get(tag, []) if r[1] == end and r[6] == unit and (accn is None or r[4] == accn)
+                and r[0] is not None and start is not None and abs((r[0] - start).days) <= 7]
+
+    def _nci_share(self, start, end, unit: str, accn: str) -> float:
+        """Consolidated net income where a filing tags no ProfitLoss: NetIncomeLoss + the noncontrolling interests'
+        share the same filing reports for the window (GAAP: ProfitLoss = NetIncomeLoss + NCI; README fidelity audit)."""
+        for tag in ("NetIncomeLossAttributableToNoncontrollingInterest", "MinorityInterestInNetIncomeLossOfConsolidatedEntities"):
+            rows = self._same_window(tag, start, end, unit, accn)
+            if rows:
+                return rows[-1][2]
+        return 0.0
+
+    def _without_parent_share(self, rows: list[tuple], start, end, unit: str) -> list[tuple]:
+        """ProfitLoss rows without a filing's figure that equals its own NetIncomeLoss while another filing reports the
+        window's ProfitLoss apart from NetIncomeLoss (the parent's share tagged as the total)."""
+        parent = {r[4]: r[2] for r in self._same_window("NetIncomeLoss", start, end, unit)}
+        if not any(r[4] in parent and r[2] != parent[r[4]] for r in rows):
+            return rows
+        return [r for r in rows if not (r[4] in parent and r[2] == parent[r[4]])] or rows
+
+    def _thousands_slip(self, value: float, accn: str) -> float:
+        """1000 where a filing's shares outstanding are ~1/1000 of the weighted basic shares it reports (a count tagged
+        in thousands: Apple's FY2014 Q2 10-Q), else 1."""
+        weighted = [r[2] for r in self.facts.get("WeightedAverageNumberOfSharesOutstandingBasic", []) if r[4] == accn and r[2]]
+        return 1000.0 if value and weighted and 0.5 < value * 1000 / weighted[-1] < 2 else 1.0
 
     def _coarser(self, later: tuple, earlier: tuple, kind: str | None) -> bool:
         """Is `later` only `earlier` at a coarser rounding? Per-share: on the latest split basis, `earlier` carries more
