@@ -176,6 +176,31 @@ def test_hints_define_the_indices_they_name():
     assert "其中三费合计 = 销售费用 + 管理费用 + 财务费用" in REGISTRY["three_expenses_ratio_ttm"].hint_text("zh")
 
 
+def test_no_hint_prompts_state_growth_averages_and_name_the_debt():
+    """Seed-9001 analyst audit of no-hint prompts: growth never said the denominator is |prior| (a negative prior year
+    flips the sign: 864.3 vs -864.3) nor that a ratio's growth is a relative change (OCF / net income YoY 52.51 % vs
+    58.73 points); turnover items never said they average the balances (a deficiency trap removing the beginning
+    balance read as computable from the ending one); "Debt-to-equity" was total liabilities / equity (0.5 vs 0.2 with
+    financial debt); operating working capital and ROCE have no single textbook definition."""
+    from ledgerlm.synth.finindices.instructions import Choice, constraint_text
+
+    for i in ("net_income_yoy", "ocf_to_net_income_yoy"):
+        assert "/ |prior|" in REGISTRY[i].convention_text("en") and "not a difference in percentage points" in REGISTRY[i].convention_text("en")
+        assert "/ |上期|" in REGISTRY[i].convention_text("zh"), i
+    assert "uses average balances" in REGISTRY["receivables_turnover"].convention_text("en")
+    assert "平均余额" in REGISTRY["receivables_turnover"].convention_text("zh")
+    assert REGISTRY["debt_to_equity"].name_en == "Total liabilities to equity"
+    assert REGISTRY["debt_to_capital"].name_en == "Financial debt to capital"
+    assert not REGISTRY["operating_working_capital"].no_hint and not REGISTRY["roce"].no_hint
+    # a table asking two ways of expressing its values says which index takes which
+    choice = Choice(language="en", system="", intro="", question="", decimals=2, currency_unit="millions", answer_format="json")
+    text = constraint_text(choice, ["percent", "ratio", "percent"], "USD", ["Debt to capital", "Capex to D&A", "ROA"])
+    assert "percentages (without the % sign) (Debt to capital, ROA)" in text and "plain number (Capex to D&A)" in text
+    assert "(" not in constraint_text(choice, ["percent", "percent"], "USD", ["A", "B"]).replace("(without", "").replace("(half", "")
+    zh = constraint_text(Choice("zh", "", "", "", 1, "millions", "json"), ["percent", "ratio"], "USD", ["甲", "乙"])
+    assert "比率以百分数表示（不带%号）（甲）" in zh and "比率以数值表示（乙）" in zh
+
+
 def test_no_hint_restates_its_own_name():
     """A hint 'X = X' (the Chinese hint of single-quarter FCF, written from `standalone(free_cash_flow)`, read
     '单季度自由现金流 = 单季度自由现金流': seed-123 helper audit) tells the reader nothing."""

@@ -82,17 +82,22 @@ def choose(rng: random.Random, *, language: str, paradigm: str, units: list[str]
     )
 
 
-def constraint_text(choice: Choice, kinds: list[str], currency: str) -> str:
-    """'Express currency amounts in millions of US dollars; express ratios as percentages and round to 2 decimal places.'"""
+def constraint_text(choice: Choice, kinds: list[str], currency: str, names: list[str] | None = None) -> str:
+    """'Express currency amounts in millions of US dollars; express ratios as percentages and round to 2 decimal places.'
+    With `names` (the indices, in `kinds` order) and more than one way to express them, each way names its indices:
+    a table asking a debt-to-equity ratio as a percentage beside capex / D&A as a plain number said "express ratios as
+    percentages; express the ratio as a plain number" and never which was which (seed-9001 analyst audit)."""
     pool = templates(choice.language)
     cur = pool["currency"].get(currency, currency)
-    seen, parts = set(), []
-    for kind in kinds:
-        key = choice.currency_unit if kind == "currency" else kind
-        if key not in seen:
-            seen.add(key)
-            text = pool["units"][key].format(currency=cur)
-            parts.append(text if not parts or choice.language != "en" else text[0].lower() + text[1:])
+    keys = [choice.currency_unit if kind == "currency" else kind for kind in kinds]
+    named = names is not None and len(set(keys)) > 1
+    parts = []
+    for key in dict.fromkeys(keys):
+        text = pool["units"][key].format(currency=cur)
+        if named:
+            which = list(dict.fromkeys(n for n, k in zip(names, keys) if k == key))
+            text += f" ({', '.join(which)})" if choice.language == "en" else f"（{'、'.join(which)}）"
+        parts.append(text if not parts or choice.language != "en" else text[0].lower() + text[1:])
     sep = "; " if choice.language == "en" else "；"
     return sep.join(parts) + " " * (choice.language == "en") + pool["decimals"].format(decimals=choice.decimals)
 
@@ -164,7 +169,7 @@ def user_messages(choice: Choice, *, company: str, company_name: str, blocks: li
         head.append(pool["scope_note"])
     if split_text:  # the shown per-share amounts / share counts are on the latest split basis, not as first filed
         head.append(split_text)
-    tail = [constraint_text(choice, kinds, currency), pool["answer"][choice.answer_format]]
+    tail = [constraint_text(choice, kinds, currency, index_names), pool["answer"][choice.answer_format]]
     text = "\n".join(head)
     return text, ["\n".join([text, *_formula_block(pool, index_names, hints, conventions), *tail]) for hints, conventions in variants]
 

@@ -37,6 +37,13 @@ NOTES = [
     ("begin", "Beginning balance = the balance at the previous fiscal year end for FY, H1 and Q3 YTD periods, at the previous "
               "quarter end for a standalone quarter, one year earlier for a TTM period; average = (beginning + ending) / 2.",
      "期初余额：年度、半年度及前三季度累计期间取上年末余额，单季度取上季末余额，TTM 期间取一年前的期末余额；平均余额 =（期初 + 期末）/ 2。"),
+    ("avg", "This index uses average balances, (beginning + ending) / 2, wherever it reads a balance sheet line over a period "
+            "(turnover, days, returns on average capital): never the period-end balance alone.",
+     "本指标涉及资产负债表项目时均取平均余额（期初 + 期末）/ 2（周转率、周转天数、平均资本回报等），不以期末余额代替。"),
+    ("growth", "Growth (YoY / QoQ) = (current - prior) / |prior| x 100%: a relative change, also for a ratio (not a difference in "
+               "percentage points); the absolute value of the prior figure keeps the sign of the change when it is negative.",
+     "增长率（同比 / 环比）=（本期 − 上期）/ |上期| × 100%：为相对变化率，比率指标亦同（不是百分点之差）；上期为负时分母取绝对值，"
+     "以保持变化方向的符号。"),
     ("days_in_period", "Days in period = 90 per quarter (90, 180, 270 or 360 days), also in 52/53-week years; not calendar days.",
      "期间天数按每季度 90 天计（90、180、270 或 360 天），52/53 周财年亦同，不按日历天数。"),
     ("annualize", "Annualised = value x 12 / months of the period (3, 6, 9 or 12; 52/53-week years are not adjusted).",
@@ -97,7 +104,7 @@ NOTES = [
     ("shares_basic", "Basic per-share amounts divide by the basic weighted-average shares of the period.",
      "基本每股指标除以期间基本加权平均股数。"),
 ]
-_OPERATOR_KEYS = {"begin": {"begin", "avg"}, "standalone": {"standalone", "quarter"}}
+_OPERATOR_KEYS = {"begin": {"begin", "avg"}, "avg": {"avg"}, "standalone": {"standalone", "quarter"}}
 _SHARE_CONCEPTS = {"shares_basic", "shares_diluted"}
 _EPS_CONCEPTS = {"eps_basic", "eps_diluted"}  # EPS of a standalone quarter or TTM is built from shares: the same rule
 _ZH_PREFIX = {"prior_year": "上年同期", "prior_quarter": "上一季度", "ytd": "年初至今累计", "standalone": "单季度",
@@ -144,6 +151,8 @@ def _keys(index, registry) -> set[str]:
         if ops & members:
             keys.add(key)
     keys |= ops & {"annualize", "ttm"}
+    if ops & {"prior_year", "prior_quarter"} and "abs" in ops:  # (x - prior(x)) / abs(prior(x)): seed-9001 analyst audit
+        keys.add("growth")
     if "interest_bearing_liabilities" in builtins or "non_interest_bearing_liabilities" in builtins:
         keys.add("interest_bearing_debt")
     if ids & {"current_debt", "noncurrent_debt"} or index.id in {"current_debt", "noncurrent_debt"}:
