@@ -81,10 +81,16 @@ def r_cell(cell):
 
 
 def r_key(value, decimals):
+    """Half away from zero at `decimals`; a float a few ulps short of a boundary is on it (relative nudge 1e-15), and a
+    value of 1e14 units or more is rounded from its shortest decimal form."""
+    from decimal import ROUND_HALF_UP, Decimal
     scaled = abs(value) * 10.0**decimals
     if not scaled <= 1e300:
         return None
-    units = int(scaled * (1 + 1e-12) + 0.5)
+    if scaled < 1e14:
+        units = int(scaled * (1 + 1e-15) + 0.5)
+    else:
+        units = int(abs(Decimal(repr(float(value)))).scaleb(decimals).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     return units if value >= 0 else -units
 
 
@@ -255,6 +261,9 @@ def _reference_score(sample, response_text):
         if not values:
             return ScoreResult(0, 0, DEFICIENT, "refused") if R_REFUSAL.search(text) else ScoreResult(0, 0, None, "no_number")
         predicted = values[0] if anchored else values[-1]
+        whole = r_cell(text[start:end].strip().rstrip("."))  # an answer span that is one figure, "(1,234)" included
+        if whole is not None:
+            predicted = whole
         ok = int(r_key(predicted, decimals) == r_key(value, decimals) and r_exact(predicted, decimals))
         return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
     if not isinstance(truth, list) or not truth:

@@ -237,3 +237,16 @@ def test_integer_too_large_for_a_float_is_no_answer_not_a_crash():
     assert parse_cell(10**400) is None
     assert parse_cell(int("9" * 4000)) is None
     assert parse_cell(12) == 12.0
+
+
+def test_accounting_negative_answer_and_large_values_at_their_precision():
+    """Helper audit of the scorers against the paper: "Final answer: (1,234)" was read as +1234 (a cell read it as -1234),
+    and precision_key's 1e-12 nudge shifted the rounding from 5e11 units on (123,456,789,012.344 at 2 decimals keyed
+    as .35), so a correct "123,456,789,012.34" scored 0."""
+    assert score_response(single(-1234.0, 0), "Final answer: (1,234)").score == 1
+    assert score_response(single(1234.0, 0), "Final answer: (1,234)").score == 0
+    assert score_response(single(-12.5, 1), "The change is 3 points.\nFinal answer: (12.5)").score == 1
+    assert score_response(single(12.5, 1), "Final answer: 12.5 (rounded to 1 decimal)").score == 1  # not a whole cell
+    assert precision_key(123456789012.344, 2) == precision_key(123456789012.34, 2) == 12345678901234
+    assert score_response(single(123456789012.34, 2), "Final answer: 123,456,789,012.34").score == 1
+    assert precision_key(2.675, 2) == 268 and precision_key(-9.375, 2) == -938  # floats a few ulps short of .5

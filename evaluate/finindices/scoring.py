@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -56,15 +56,27 @@ class ScoreResult:
 
 
 def precision_key(value: float, decimals: int) -> int | None:
-    """`value` rounded half away from zero at `decimals`, as an integer count of 10**-decimals."""
+    """`value` rounded half away from zero at `decimals`, as an integer count of 10**-decimals.
+
+    A float a few ulps short of a rounding boundary (2.675 is 2.67499999...) is on it: the scaled value is nudged up by
+    `_NUDGE` (~4.5 ulps) before rounding. Beyond `_FLOAT_EXACT` the nudge would reach half a unit (the former 1e-12
+    nudge did from 5e11 units on: 123,456,789,012.34 at 2 decimals keyed as .35; helper audit), so such values are
+    rounded from their shortest decimal form instead."""
     scaled = (value if value >= 0 else -value) * _POW10[decimals] if 0 <= decimals < 16 else abs(value) * 10.0**decimals
     if not scaled <= 1e300:  # also catches NaN and infinities
         return None
-    units = int(scaled * (1 + 1e-12) + 0.5)
+    units = int(scaled * _NUDGE + 0.5) if scaled < _FLOAT_EXACT else _decimal_units(value, decimals)
     return units if value >= 0 else -units
 
 
 _POW10 = [10.0**k for k in range(16)]
+_NUDGE = 1 + 1e-15
+_FLOAT_EXACT = 1e14  # scaled values below this: the nudge stays under 0.1 unit
+
+
+def _decimal_units(value: float, decimals: int) -> int:
+    """|value| at `decimals`, half away from zero, from its shortest repr (exact decimal arithmetic)."""
+    return int(abs(Decimal(repr(float(value)))).scaleb(decimals).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _keys(values: list[float], decimals: int) -> list[int | None]:
@@ -76,10 +88,10 @@ def _keys(values: list[float], decimals: int) -> list[int | None]:
     for value in values:
         if value >= 0:
             scaled = value * scale
-            out.append(int(scaled * (1 + 1e-12) + 0.5) if scaled <= 1e300 else None)
+            out.append(int(scaled * _NUDGE + 0.5) if scaled < _FLOAT_EXACT else precision_key(value, decimals))
         else:
             scaled = -value * scale
-            out.append(-int(scaled * (1 + 1e-12) + 0.5) if scaled <= 1e300 else None)
+            out.append(-int(scaled * _NUDGE + 0.5) if scaled < _FLOAT_EXACT else precision_key(value, decimals))
     return out
 
 
@@ -173,6 +185,9 @@ def _score_single(text: str, low: str | None, truth: float, decimals: int, years
             return ScoreResult(0, 0, DEFICIENT, "refused")
         return ScoreResult(0, 0, None, "no_number")
     predicted = values[0] if anchored else values[-1]
+    whole = extract.parse_cell(text[start:end].strip().rstrip("."))  # the span is one figure: "(1,234)" is -1,234
+    if whole is not None:  # (accounting notation read as +1234 before: helper audit of the scorers)
+        predicted = whole
     ok = int(precision_key(predicted, decimals) == precision_key(truth, decimals) and (lenient or exact_at(predicted, decimals)))
     return ScoreResult(ok, ok, predicted, None if ok else "wrong_value")
 
