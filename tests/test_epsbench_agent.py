@@ -162,3 +162,22 @@ def test_tiny_hf_model_end_to_end(tokenizer_json: Path, tmp_path: Path):
     assert results["information_condition"]["release_config_suffix"] == "neither" and results["information_condition"]["source_removal"]
     assert results["n_format_failures"] == 4 and results["format_compliance"] == 0.0  # random weights never answer
     assert results["config"]["information"] == "none" and results["requests_median"] >= 1
+
+
+def test_a_flipped_interval_is_a_compliance_failure_stored_as_given():
+    """The release's make_record.py calls a flipped interval (p10 > p90) a compliance failure and stores it as given;
+    the scorer did, the agent's record did not (helper audit of the scorers). The forecast itself is unchanged."""
+    from ledgerlm.evaluate.epsbench.agent import Conversation, make_record
+
+    schema = RELEASE.schema("GOOGL_2026Q1")
+    eps = calculate(schema, DRIVERS)["eps"]
+    good = json.loads(_final_answer(DRIVERS, eps))
+    flipped = dict(good, eps_interval={"p10": round(eps * 1.1, 4), "p90": round(eps * 0.9, 4)})
+    from types import SimpleNamespace
+
+    toolbox = SimpleNamespace(docs=SimpleNamespace(requests_blocked=[]))  # the record lists what the tools refused
+    records = [make_record(Conversation(GOOGL, schema, toolbox, "1", [], final_text=json.dumps(final)), None, "stub")
+               for final in (good, flipped)]
+    assert records[0]["format_failure"] is False and records[1]["format_failure"] is True
+    assert "flipped" in records[1]["format_error"] and records[1]["eps_p10"] > records[1]["eps_p90"]
+    assert records[1]["eps_gaap_pred"] == pytest.approx(records[0]["eps_gaap_pred"]) == pytest.approx(eps)

@@ -53,6 +53,13 @@ def test_balance_equation_accuracy_and_parse_pct():
     assert M.T3["balance_accuracy"](a) == pytest.approx(50.0)
     assert M.T3["parse_pct"](a) == pytest.approx(100 * (3 * J - 2) / (3 * J))
     assert M.T3["n_unparsed_fields"](a) == 2
+    # a field the filing does not report (no target) has nothing to parse: a null there costs no parse rate
+    # (helper audit: the prompt asks for null, and a correct null lowered the rate)
+    true_masked = true.copy()
+    true_masked[2, 0] = np.nan
+    masked = {"pred": pred, "true": true_masked}
+    assert M.T3["parse_pct"](masked) == pytest.approx(100 * (3 * J - 2) / (3 * J - 1))
+    assert M.T3["n_unparsed_fields"](masked) == 1
     # unparsed cells count as 0 -> APE 100 %; an all-ones prediction of 2 is APE 50 %
     ape = M.statement_ape(a)
     assert ape[2, 0] == pytest.approx(100.0)
@@ -101,3 +108,21 @@ def test_t3_mape_is_the_mean_over_fields_of_per_field_mape():
     assert M.T3["mape"](a) == pytest.approx((20 + 10 * 10) / 11)
     # the pooled mean over the 12 finite cells would be (11 * 10 + 30) / 12
     assert M.T3["mape_pooled"](a) == pytest.approx((11 * 10 + 30) / 12)
+
+
+def test_t1_an_unanswered_forecast_hits_no_direction():
+    """Helper audit: an unparsed T1 answer is the zero path for the error metrics (the paper's zero convention), and its
+    zeros counted as "down": "I cannot forecast" scored DA 100 % against a falling truth, more than a flat forecast."""
+    from ledgerlm.evaluate.macrolens.scoring import score_rows
+
+    c = np.array([100.0, 100.0])
+    true = np.array([[90.0, 80.0], [90.0, 80.0]])
+    pred = np.array([[0.0, 0.0], [95.0, 85.0]])  # the first did not answer (zero path), the second did
+    a = {"pred": pred, "true": true, "last_close": c, "parsed": np.array([False, True]), "answered": np.array([False, True])}
+    assert M.T1["da"](a) == pytest.approx(50.0)
+    assert M.T1["da"]({k: v[:1] for k, v in a.items()}) == 0.0
+    rows = [{"task": "T1", "level": "E", "cluster": "X", "response": "I cannot forecast this.", "target": [90.0, 80.0],
+             "meta": {"horizon": 2, "last_close": 100.0}, "strata": {}}]
+    got = score_rows(rows, b_min=10, b_max=10)
+    t1 = got["T1"]["E"] if "T1" in got else next(iter(got.values()))
+    assert rows[0]["error_reason"].startswith("unparsed") and t1["metrics"]["da"]["value"] == 0.0

@@ -215,6 +215,8 @@ def make_record(conv: Conversation, truth: Truth | None, model: str, consensus: 
     p10, p90 = _finite(interval.get("p10")), _finite(interval.get("p90"))
     if final is not None and (p10 is None or p90 is None):
         errors.append("eps_interval p10/p90 missing or not numbers")
+    elif p10 is not None and p90 is not None and p10 > p90:  # the release's make_record.py: a compliance failure,
+        errors.append(f"eps_interval flipped: p10 {p10} > p90 {p90}")  # stored as given (the scorer does the same)
     summary = (final or {}).get("calculated_results_summary")
     reported = _finite(((summary or {}).get("key_metrics") or {}).get("eps")) if isinstance(summary, dict) else None
     op_node, pre_node = operating_node(schema.formulas), pretax_node(schema.formulas)

@@ -70,10 +70,16 @@ def smape(pred: np.ndarray, true: np.ndarray) -> float:
     return float(terms.mean())
 
 
-def anchor_da(pred: np.ndarray, true: np.ndarray, last_close: np.ndarray) -> float:
-    """Fraction (%) of horizon points with sign(yhat - c) == sign(y - c)."""
+def anchor_da(pred: np.ndarray, true: np.ndarray, last_close: np.ndarray, answered: np.ndarray | None = None) -> float:
+    """Fraction (%) of horizon points with sign(yhat - c) == sign(y - c). An unanswered instance (`answered` False: no
+    trajectory parsed, scored as the zero path for the error metrics) hits no direction: its zero path would otherwise
+    count as "down" and earn every falling horizon point (a refusal scored 100 % against a falling truth, a flat
+    forecast 0 %: helper audit of the scorers; the paper's T4 zero convention matches neither sign)."""
     c = np.asarray(last_close, float)[:, None]
-    return float((np.sign(pred - c) == np.sign(true - c)).mean() * 100.0)
+    hits = np.sign(pred - c) == np.sign(true - c)
+    if answered is not None:
+        hits = hits & np.asarray(answered, bool)[:, None]
+    return float(hits.mean() * 100.0)
 
 
 def mase_per_instance(pred: np.ndarray, true: np.ndarray, last_close: np.ndarray) -> np.ndarray:
@@ -90,7 +96,7 @@ T1: dict[str, Callable[[Arrays], float]] = {
     "rmse": lambda a: float(np.sqrt(((a["pred"] - a["true"]) ** 2).mean())),
     "mse_winsorized": lambda a: winsorized_mse((a["pred"] - a["true"]) ** 2),
     "smape": lambda a: smape(a["pred"], a["true"]),
-    "da": lambda a: anchor_da(a["pred"], a["true"], a["last_close"]),
+    "da": lambda a: anchor_da(a["pred"], a["true"], a["last_close"], a.get("answered")),
     "mase": lambda a: _mean(mase_per_instance(a["pred"], a["true"], a["last_close"])),
     "parse_pct": lambda a: float(a["parsed"].mean() * 100.0),
 }
@@ -140,13 +146,22 @@ def field_mean_mape(a: Arrays) -> float:
     return float(np.mean(per_field)) if per_field else float("nan")
 
 
+def statement_parse_pct(a: Arrays) -> float:
+    """% of the cells with a target (the filing reports the field) whose prediction parsed: a field the filing does not
+    report has nothing to parse, and the prompt asks for null there (helper audit: a correct null cost parse rate)."""
+    applicable = np.isfinite(a["true"])
+    if not applicable.any():
+        return float("nan")
+    return float(np.isfinite(a["pred"])[applicable].mean() * 100.0)
+
+
 T3: dict[str, Callable[[Arrays], float]] = {
     "mape": field_mean_mape,
     "mape_pooled": lambda a: _mean(statement_ape(a)),
     "medape": lambda a: _median(statement_ape(a)),
     "balance_accuracy": lambda a: balance_accuracy(a["pred"]),
-    "parse_pct": lambda a: float(np.isfinite(a["pred"]).mean() * 100.0),
-    "n_unparsed_fields": lambda a: float((~np.isfinite(a["pred"])).sum()),
+    "parse_pct": statement_parse_pct,
+    "n_unparsed_fields": lambda a: float((~np.isfinite(a["pred"]) & np.isfinite(a["true"])).sum()),
 }
 T3.update({f"mape_{f}": (lambda a, j=j: _mean(statement_ape(a)[:, j])) for j, f in enumerate(STATEMENT_FIELDS)})
 

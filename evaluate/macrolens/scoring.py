@@ -14,7 +14,7 @@ from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEM
 from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
 from ledgerlm.evaluate.macrolens.prompts import LADDER, LADDER_TASKS
 
-SCORER_VERSION = 2  # 2: T1 unparsed = zero path, T3/T6 MAPE = mean of per-field MAPEs, every metric stratified
+SCORER_VERSION = 3  # 3: an unparsed T1 answer hits no direction (DA), T3/T6 parse rate over the fields with a target; 2: T1 unparsed = zero path, T3/T6 MAPE = mean of per-field MAPEs, every metric stratified
 T7_FIELDS = ("rent", "price")
 T7_ALIASES = {"monthly_rent": "rent", "rent_estimate": "rent", "sale_price": "price", "price_estimate": "price", "value": "price"}
 STRATA_KEYS = ("sector", "cap_quartile", "filing_tercile", "category", "property_type", "state")
@@ -46,7 +46,8 @@ def arrays_for(task: str, rows: list[dict], preds: list) -> dict[str, np.ndarray
     if task == "T1":
         return {"pred": np.array(preds, float), "true": np.array([r["target"] for r in rows], float),
                 "last_close": np.array([r["meta"]["last_close"] for r in rows], float),
-                "parsed": np.array([r["_parsed"] for r in rows], bool)}
+                "parsed": np.array([r["_parsed"] for r in rows], bool),
+                "answered": np.array([not str(r.get("error_reason") or "").startswith("unparsed") for r in rows], bool)}
     if task in ("T2", "T5", "T4"):
         return {"pred": np.array([nan if p is None else p for p in preds], float), "true": np.array([r["target"] for r in rows], float)}
     fields = STATEMENT_FIELDS if task in ("T3", "T6") else T7_FIELDS
