@@ -182,7 +182,20 @@ def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: 
             "delta": mean.value, "ci_low": mean.ci_low, "ci_high": mean.ci_high,
             "median_delta": median.value, "median_ci_low": median.ci_low, "median_ci_high": median.ci_high,
             "p_value": p_value, "wilcoxon_statistic": statistic,
-            "b_lower": int((xb < xa).sum()), "b_higher": int((xb > xa).sum()), "ties": int((xb == xa).sum())}
+            "b_lower": int((xb < xa).sum()), "b_higher": int((xb > xa).sum()), "ties": int((xb == xa).sum()),
+            **_with_failures(ids, a, b)}
+
+
+def _with_failures(ids: list[str], a: dict, b: dict) -> dict[str, Any]:
+    """Wins and losses of B over every paired instance, a format failure (null score) counting as a loss to a run that
+    answered (both failed: a tie), and the two-sided sign-test p over them: EPSBench's own paired comparison with the
+    consensus counts a failure as a loss, where the statistics above leave such pairs out (helper audit of the scorers)."""
+    from scipy.stats import binomtest
+
+    wins = sum(1 for i in ids if b[i]["score"] is not None and (a[i]["score"] is None or b[i]["score"] < a[i]["score"]))
+    losses = sum(1 for i in ids if a[i]["score"] is not None and (b[i]["score"] is None or b[i]["score"] > a[i]["score"]))
+    p = float(binomtest(wins, wins + losses).pvalue) if wins + losses else float("nan")
+    return {"b_wins_failures_lose": wins, "b_losses_failures_lose": losses, "sign_p_failures_lose": p}
 
 
 def _row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, metric: str, cluster: str | None = None) -> dict[str, Any]:
@@ -223,14 +236,17 @@ def _loss_markdown(result: dict[str, Any]) -> str:
              f"B {fb['null_samples']} of {fb['samples']} samples ({fb['null_instances']} of {fb['instances']} instances); "
              f"{len(result['excluded_pairs'])} pairs with a null side are left out of the statistics; every mean, median and Δ "
              "is over the `used` pairs (n=… beside each).", "",
-             "| group | n | used | null A | null B | A mean | B mean | Δ mean | 95% CI | A median | B median | Δ median | 95% CI | p | B lower | B higher |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|"]
+             "Last two columns: B's wins / losses over all n paired instances with a format failure counted as a loss to the "
+             "run that answered (EPSBench's convention), and the sign-test p over them.", "",
+             "| group | n | used | null A | null B | A mean | B mean | Δ mean | 95% CI | A median | B median | Δ median | 95% CI | p | B lower | B higher | B wins / losses (failures lose) | sign p |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for r in result["rows"]:
         name = " · ".join(f"{k}={v}" for k, v in r["group"].items()) or "**all**"
         u = f" (n={r['n_used']})"
         lines.append(f"| {name} | {r['n']} | {r['n_used']} | {r['null_a']} | {r['null_b']} | {g(r['mean_a'])}{u} | {g(r['mean_b'])}{u} | "
                      f"{r['delta']:+.4g}{u} | {ci(r['ci_low'], r['ci_high'])} | {g(r['median_a'])}{u} | {g(r['median_b'])}{u} | "
-                     f"{r['median_delta']:+.4g}{u} | {ci(r['median_ci_low'], r['median_ci_high'])} | {r['p_value']:.3g} | {r['b_lower']} | {r['b_higher']} |")
+                     f"{r['median_delta']:+.4g}{u} | {ci(r['median_ci_low'], r['median_ci_high'])} | {r['p_value']:.3g} | {r['b_lower']} | {r['b_higher']} | "
+                     f"{r['b_wins_failures_lose']} / {r['b_losses_failures_lose']} | {r['sign_p_failures_lose']:.3g} |")
     if result["excluded_pairs"]:
         shown = result["excluded_pairs"][:LISTED_EXCLUSIONS]
         lines += ["", "Excluded pairs (null score = format failure): " + ", ".join(

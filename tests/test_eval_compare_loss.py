@@ -71,6 +71,10 @@ def test_epsbench_pair_matches_hand_values_and_scipy(eps_runs):
     assert overall["delta"] == pytest.approx(-0.104 / 6)
     assert overall["median_delta"] == pytest.approx((-0.028 - 0.018) / 2)
     assert (overall["b_lower"], overall["b_higher"], overall["ties"]) == (4, 1, 1)
+    # with a failure counted as a loss to the run that answered (EPSBench's convention): IDS[7] (A failed) is a win
+    # for B, IDS[5] (B failed) a loss; sign test over 5 wins / 2 losses, two-sided exact: 2 * P(X <= 2 | n=7) = 58/128
+    assert (overall["b_wins_failures_lose"], overall["b_losses_failures_lose"]) == (5, 2)
+    assert overall["sign_p_failures_lose"] == pytest.approx(58 / 128)
     # Wilcoxon by hand: zero dropped, ranks of |d| 1..5, the only positive difference has rank 1 -> W = 1;
     # exact two-sided p = 2 · P(W ≤ 1) = 2 · 2/32
     assert overall["wilcoxon_statistic"] == 1.0
