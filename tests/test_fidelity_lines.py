@@ -148,3 +148,21 @@ def test_consolidated_net_income_includes_the_noncontrolling_interests():
     assert s.value("HON", "net_income_parent", "FY2009H1").value == 847_000_000
     assert s.value("HON", "net_income", "FY2009").value == 2_153_000_000 + 36_000_000
     assert s.value("HON", "net_income", "FY2008").value == 2_792_000_000 + 20_000_000
+
+
+def test_a_lease_liability_untagged_between_two_reports_is_unknown_not_zero():
+    """Apple tags its lease liabilities in 10-Ks only, Alphabet its non-current finance leases in some 10-Qs: a half year
+    or quarter between two reports that show the line counted it as 0, so interest-bearing debt of those periods left the
+    leases out while the year ends kept them in (averages and YoY mixed the two bases; seed-789 audit, known since)."""
+    from ledgerlm.synth.indices.compute import compute
+
+    s = store()
+    with pytest.raises(NotDerivable, match="untagged here, not 0"):
+        compute(s, "AAPL", "interest_bearing_debt", "FY2021H1")
+    full_year = compute(s, "AAPL", "interest_bearing_debt", "FY2021")
+    assert {"lease_liabilities", "lease_liabilities_current"} <= {f.concept for f in full_year.facts}
+    assert compute(s, "AAPL", "financial_debt", "FY2021H1").value > 0  # leases are not part of financial debt
+    with pytest.raises(NotDerivable, match="finance_lease_liabilities, which the filer reports before and after"):
+        compute(s, "GOOGL", "interest_bearing_debt", "FY2021Q2")
+    # before the first report that shows a lease line (Apple's FY2020 H1), an absent line still counts as 0
+    assert compute(s, "AAPL", "interest_bearing_debt", "FY2020H1").value > 0

@@ -47,6 +47,10 @@ __all__ = ["Calendar", "Derived", "FactIndex", "FactRef", "FactStore", "FiscalYe
 
 _SPLIT_RE = re.compile(r"\d+(?:\.\d+)?-for-1 stock split \([^)]*\)")
 _SPLIT_PARTS_RE = re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to [\d-]+ on the old basis, from ([\d-]+) on the new\)")
+# lines a filer with leases reports in every balance sheet once it has them: absent between two reports that show them,
+# they are untagged, not 0 (a debt line can be repaid and come back; a lease liability does not vanish for a quarter)
+UNTAGGED_WHEN_BETWEEN = frozenset({"lease_liabilities", "lease_liabilities_current", "finance_lease_liabilities",
+                                   "finance_lease_liabilities_current"})
 FILED_EPS_NOTE = "states its three-month EPS"  # in the step of a quarter EPS rounded to its filing's cent
 _AS_FILED_RE = re.compile(r"as filed (-?[\d.]+) / ([\d.]+) =")  # a per-share figure rescaled for a split (splits.py)
 _SHARES_AS_FILED_RE = re.compile(r"as filed (-?[\d,.]+) x ([\d.]+) =")  # a share count rescaled for a split or slip
@@ -265,11 +269,23 @@ class FactStore(StoreViews):
                 return NotDerivable(f"{company}: the {report.label} balance sheet{where} shows no {concept} and no total: "
                                     f"not a full statement, so the line cannot be read as 0",
                                     company=company, concept=concept, period=report.label, missing=[report.label])
+            if concept in UNTAGGED_WHEN_BETWEEN and self._reported_around(company, scope, concept, report):
+                # a lease liability the filer reports before and after this report is not 0 here, only untagged (Apple
+                # tags its lease liabilities in 10-Ks only: its half-year debt counted them as 0 beside full-year debt
+                # that includes them, so averages and YoY mixed the two bases)
+                return NotDerivable(f"{company}: the {report.label} report{where} shows no {concept}, which the filer reports "
+                                    f"before and after it: untagged here, not 0",
+                                    company=company, concept=concept, period=report.label, missing=[report.label])
             # The report is there but has no such line: nothing is missing that a reader could add.
             return NotDerivable(f"{company}: the {report.label} report{where} shows no {concept}",
                                 company=company, concept=concept, period=report.label, missing=[])
         return NotDerivable(f"{company}: {concept} needs the {report.label} report{where}, which is not available",
                             company=company, concept=concept, period=report.label, missing=[report.label])
+
+    def _reported_around(self, company: str, scope: str, concept: str, report: ReportKey) -> bool:
+        """Does the company report `concept` in an earlier and in a later report than `report`?"""
+        reports = self._scope_index(company, scope).get(concept)
+        return bool(reports) and min(reports) < report < max(reports)
 
     def _full_balance_sheet(self, company: str, report: ReportKey, scope: str) -> bool:
         """Does the report's balance sheet show a total (total assets, total liabilities, or total liabilities and equity)?
