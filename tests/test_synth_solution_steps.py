@@ -143,3 +143,20 @@ def test_scaled_figure_is_the_decimal_quotient(value, scale):
 
     assert _scaled_whole(value, scale) == _shown_by_decimal(value, scale)
     assert _scaled_whole(float(2**60 + 2**8), 1_000) == _shown_by_decimal(float(2**60 + 2**8), 1_000) != (2**60 + 2**8) // 1_000
+
+
+def test_conversion_lines_name_the_kind_of_result_not_a_currency_unit():
+    """Chinese solutions labelled days and plain ratios "元(原单位)" (seed-9001 analyst audit): a currency label on a
+    day count. A conversion line names days, times, a plain number or per-share amounts for those results."""
+    from ledgerlm.synth.finindices.contexts import Builder
+
+    builder = Builder.from_config(SynthConfig(seed=7, languages=["zh"], traps=False, paradigms={"single": 1.0},
+                                              indices=["receivables_days", "current_ratio", "inventory_turnover"]))
+    stats, seen = Stats(), {}
+    for slot in range(60):
+        for row in builder.slot(slot, stats):
+            for line in row["solution"].splitlines():
+                if line.startswith(tuple(row["indices"])) and " -> " in line:
+                    seen[row["indices"][0]] = line
+    assert "元(原单位)" not in "".join(seen.values()) and "原币单位" not in "".join(seen.values())
+    assert "-> 天，" in seen["receivables_days"] and "-> 数值，" in seen["current_ratio"] and "-> 次，" in seen["inventory_turnover"]

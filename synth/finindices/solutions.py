@@ -41,6 +41,7 @@ PHRASES = {
         "consolidated": "consolidated", "parent": "parent-company",
         "units": {"units": "units", "thousands": "thousands", "ten_thousands": "ten-thousands", "millions": "millions",
                   "hundred_millions": "hundred-millions", "billions": "billions", "percent": "percent"},
+        "kinds": {"ratio": "a plain number", "times": "times", "days": "days", "per_share": "per share"},
     },
     "zh": {
         "reports": "第1步 - 使用的报告与科目：",
@@ -62,8 +63,9 @@ PHRASES = {
         "missing": "第3步 - 缺少{report}报告。计算需要其中的：{facts}。{why}",
         "stop": "第4步 - 缺少该报告无法推导该数值，因此不能用其他期间的数据替代。",
         "consolidated": "合并", "parent": "母公司",
-        "units": {"units": "元(原单位)", "thousands": "千", "ten_thousands": "万", "millions": "百万",
+        "units": {"units": "原币单位", "thousands": "千", "ten_thousands": "万", "millions": "百万",
                   "hundred_millions": "亿", "billions": "十亿", "percent": "百分比"},
+        "kinds": {"ratio": "数值", "times": "次", "days": "天", "per_share": "每股金额"},
     },
 }
 
@@ -262,12 +264,15 @@ def _conversions(item, t: dict, choice) -> list[str]:
         for period, v in zip(item.periods, row):
             unit = answer_unit(v.result, choice.currency_unit)
             text = answer_text(v.value, v.result, choice.currency_unit, choice.decimals)
+            # a ratio, multiple, day count or per-share amount is no currency unit ("元(原单位)" labelled days in Chinese
+            # solutions: seed-9001 analyst audit)
+            label = t["units"].get(unit, unit) if v.result in ("currency", "percent") else t["kinds"].get(v.result, t["units"]["units"])
             divisor = UNIT_SCALES.get(unit, 1) if v.result == "currency" else 1
             if divisor > 1:  # the exact quotient before rounding: 2,657,821,000 / 1,000,000 = 2,657.821 (issue 15)
                 step = t["divided"].format(raw=num(v.value), divisor=f"{divisor:,}", exact=_exact(Decimal(repr(float(v.value))) / divisor),
-                                           unit=t["units"].get(unit, unit), decimals=choice.decimals, text=text)
+                                           unit=label, decimals=choice.decimals, text=text)
             else:
-                step = t["scaled"].format(raw=num(v.value), unit=t["units"].get(unit, unit), decimals=choice.decimals, text=text)
+                step = t["scaled"].format(raw=num(v.value), unit=label, decimals=choice.decimals, text=text)
             lines.append(f"{ix.id} {period}: " + step)
     return lines
 
