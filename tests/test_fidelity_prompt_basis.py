@@ -201,7 +201,7 @@ def test_quarter_eps_answers_follow_from_the_prompt_alone():
         for row in builder.slot(slot, Stats()):
             assert FILED_EPS_NOTE not in row["solution"], row["id"]
             user = next(m["content"] for m in row["messages"] if m["role"] == "user")
-            assert "EPS is its net income / those shares, unrounded" in user or "不做四舍五入" in user, row["id"]
+            assert "quarter's EPS is its net income / those shares, unrounded" in user or "不做四舍五入" in user, row["id"]
             quarters += "EPS is not additive" in row["solution"]
     assert quarters >= 5
 

@@ -107,7 +107,7 @@ def test_no_hint_prompts_state_the_share_and_net_debt_conventions():
             assert "稀释加权平均股数" in REGISTRY[i].convention_text("zh"), i
     assert "basic weighted-average shares" in REGISTRY["eps_basic_computed"].convention_text("en")
     for i in ("eps_basic_yoy", "eps_diluted_yoy"):
-        assert "EPS and share counts are never added or subtracted" in REGISTRY[i].convention_text("en"), i
+        assert "EPS and share counts themselves are never added or subtracted" in REGISTRY[i].convention_text("en"), i
     assert "short-term investments are not deducted" in REGISTRY["net_debt"].convention_text("en")
     assert "- short-term investments" in REGISTRY["net_debt_to_ebitda_ttm"].convention_text("en")
     assert "平均" in REGISTRY["roe_total_equity_avg"].name_zh
@@ -189,7 +189,7 @@ def test_no_hint_prompts_state_growth_averages_and_name_the_debt():
     for i in ("net_income_yoy", "ocf_to_net_income_yoy"):
         assert "/ |prior|" in REGISTRY[i].convention_text("en") and "not a difference in percentage points" in REGISTRY[i].convention_text("en")
         assert "/ |上期|" in REGISTRY[i].convention_text("zh"), i
-    assert "uses average balances" in REGISTRY["receivables_turnover"].convention_text("en")
+    assert "Balance sheet lines are averaged" in REGISTRY["receivables_turnover"].convention_text("en")
     assert "平均余额" in REGISTRY["receivables_turnover"].convention_text("zh")
     assert REGISTRY["debt_to_equity"].name_en == "Total liabilities to equity"
     assert REGISTRY["debt_to_capital"].name_en == "Financial debt to capital"
@@ -201,6 +201,26 @@ def test_no_hint_prompts_state_growth_averages_and_name_the_debt():
     assert "(" not in constraint_text(choice, ["percent", "percent"], "USD", ["A", "B"]).replace("(without", "").replace("(half", "")
     zh = constraint_text(Choice("zh", "", "", "", 1, "millions", "json"), ["percent", "ratio"], "USD", ["甲", "乙"])
     assert "比率以百分数表示（不带%号）（甲）" in zh and "比率以数值表示（乙）" in zh
+
+
+def test_balance_per_share_and_cash_content_conventions():
+    """Seed-27182 analyst audit: no-hint cash per share never said which cash (GOOGL 2.0 vs 8.7 with marketable securities)
+    nor which shares, while other per-share prompts said "not shares outstanding at the period end"; 每股有形净资产
+    reused the name of 有形净资产 (which deducts deferred tax assets) for a figure that does not; net profit cash content
+    did not say which net income; Q1 EPS is the reported figure while the rule said "unrounded"; cash per share was
+    asked "for FY2010Q1TTM"."""
+    cash = REGISTRY["cash_per_share"]
+    assert "shares outstanding at the period end" in cash.convention_text("en") and "short-term investments" in cash.convention_text("en")
+    assert "期末流通股数" in cash.convention_text("zh")
+    assert "TTM" not in cash.periods and "TTM" not in REGISTRY["book_value_per_share"].periods
+    assert "TTM" in REGISTRY["eps_basic_computed"].periods
+    tbv = REGISTRY["tangible_book_value_per_share"]
+    assert tbv.name_zh == "每股有形账面价值" and "deferred tax assets are not deducted" in tbv.convention_text("en")
+    assert "consolidated net income, noncontrolling interests included" in REGISTRY["ocf_to_net_income_yoy"].convention_text("en")
+    assert "此处净利润取归属于母公司" in REGISTRY["fcf_conversion"].convention_text("zh")
+    eps = REGISTRY["eps_basic_yoy"].convention_text("en")
+    assert "Q2-Q4 quarter's EPS is its net income / those shares, unrounded" in eps and "Q1, a report of its own" in eps
+    assert "第一季度本身即一期报告" in REGISTRY["eps_basic_yoy"].convention_text("zh")
 
 
 def test_no_hint_restates_its_own_name():
@@ -246,3 +266,22 @@ def test_sums_of_optional_lines_are_asked_only_when_grounded():
     snow = {"long_term_debt", "total_equity", "cash"}  # convertible notes only: current debt is a legitimate 0
     assert may_derive(REGISTRY["financial_debt"], REGISTRY, snow) and may_derive(REGISTRY["debt_to_capital"], REGISTRY, snow)
     assert not may_derive(REGISTRY["gross_margin"], REGISTRY, {"revenue"})  # a required line missing
+
+
+def test_no_hint_tables_state_shared_conventions_once_and_the_rest_per_index():
+    """Seed-31415 audit: a no-hint table said "This index uses average balances" once for indices of which some use ending
+    balances (NVDA OCF ratio 3.19 vs 4.09), and repeated the sentences its indices shared (seed-27182)."""
+    from ledgerlm.synth.finindices.instructions import _conventions_block, templates
+
+    pool = templates("en")
+    ixs = [REGISTRY[i] for i in ("receivables_turnover", "operating_cash_flow_ratio", "ocf_to_net_income")]
+    names = [ix.name_en for ix in ixs]
+    lines = _conventions_block(pool, names, [ix.convention_notes("en") for ix in ixs])
+    text = "\n".join(lines)
+    averaged = next(x for x in REGISTRY["receivables_turnover"].convention_notes("en") if x.startswith("Balance sheet lines are averaged"))
+    assert text.count(averaged) == 1 and f"- {names[0]}: " in text
+    own = next(line for line in lines if line.startswith(f"- {names[0]}: "))
+    assert averaged in own and not any(averaged in line for line in lines if line.startswith(f"- {names[1]}: "))
+    assert len(text.split(". ")) == len(set(text.split(". ")))  # no sentence twice
+    single = _conventions_block(pool, names[:1], [ixs[0].convention_notes("en")])
+    assert len(single) == 1 and single[0].startswith("Conventions: ")

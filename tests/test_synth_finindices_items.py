@@ -144,8 +144,10 @@ def test_hint_and_no_hint_variants_differ_only_by_the_formula(built):
         h, p = _user(hint).splitlines(), _user(plain).splitlines()
         extra = [line for line in h if line not in p]
         assert extra and all(l.startswith(("Formula", "公式", "- ")) for l in extra)
-        # issue 11: without the formula, the prompt states the conventions the answer uses (when it has any)
-        assert all(l.startswith(("Conventions:", "口径说明：")) for l in p if l not in h)
+        # issue 11: without the formula, the prompt states the conventions the answer uses (when it has any): those its
+        # indices share once, the others under each index's name
+        assert all(l.startswith(("Conventions:", "口径说明：", "Conventions of single indices:", "各指标的口径：", "- "))
+                   for l in p if l not in h)
         assert hint["n_tokens"] > plain["n_tokens"]
 
 

@@ -258,6 +258,20 @@ def test_company_split_never_mixes():
     assert splits == assign_splits(list(reversed(companies)), seed=3, test_companies=["C5"])
 
 
+
+def test_one_business_under_two_filers_shares_a_split():
+    """Google Inc. (FSDS filer GOOG) and its successor Alphabet (GOOGL) are one business: a seed-27182 run put GOOG in test
+    and GOOGL in train, so a test company's history sat in train. They now share a split, and pinning one pins both."""
+    embedded = ["AAPL", "BAC", "DUK", "EBAY", "ED", "F", "GE", "GOOG", "GOOGL", "HON", "K", "NFLX", "NVDA", "SNOW", "SRE",
+                "SWY", "TSM", "TXN", "UNH", "VZ"]
+    for seed in range(40):
+        splits = assign_splits(embedded, seed=seed)
+        assert splits["GOOG"] == splits["GOOGL"], seed
+        assert {"train", "dev", "test"} <= set(splits.values())
+    assert {s for c, s in assign_splits(embedded, seed=1, test_companies=["GOOG"]).items() if c.startswith("GOOG")} == {"test"}
+    with pytest.raises(InputError, match="GOOGL is one business with GOOG, which is pinned to test"):
+        assign_splits(embedded, seed=1, test_companies=["GOOG"], dev_companies=["GOOGL"])
+
 def test_drop_reasons_are_counted():
     stats = Stats()
 

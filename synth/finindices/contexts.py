@@ -681,7 +681,7 @@ class Builder:
             choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
             periods=item.periods, kinds=kinds, currency=currency, scope_note=parent_shown, split_text=split_text,
             variants=[([ix.hint_text(language) for ix in item.indices], None) if hint else
-                      (None, [ix.convention_text(language) for ix in item.indices]) for hint in hinted])
+                      (None, [ix.convention_notes(language) for ix in item.indices]) for hint in hinted])
         # shared by the variants' rows like `provenance` (rows are only read once written: counted, checked, dumped)
         unrounded = [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value
         for hint, user in zip(hinted, users):

@@ -23,7 +23,7 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 LANGUAGES = ("en", "zh")
 REQUIRED_KEYS = ("system", "intro", "block_header", "blocks_end", "single", "table", "hint_single", "hint_table", "hint_item",
                  "units", "decimals", "currency", "answer", "periods", "scope", "scope_note", "conventions", "list_sep",
-                 "split_note", "split_one", "split_many", "split_and")
+                 "split_note", "split_one", "split_many", "split_and", "conventions_by_index", "sentence_sep")
 
 
 @functools.lru_cache(maxsize=None)
@@ -174,12 +174,29 @@ def user_messages(choice: Choice, *, company: str, company_name: str, blocks: li
     return text, ["\n".join([text, *_formula_block(pool, index_names, hints, conventions), *tail]) for hints, conventions in variants]
 
 
+def _conventions_block(pool: dict, index_names: list[str], conventions: list) -> list[str]:
+    """No-hint prompts: the conventions every asked index shares, stated once, then those of one index only under its
+    name. Each element of `conventions` is one index's sentences (a list; a str is one sentence). A table once said
+    "This index uses average balances" beside indices that use ending balances, and repeated the sentences the indices
+    shared (seed-31415 and seed-27182 helper audits)."""
+    lists = [[c] if isinstance(c, str) else list(c) for c in conventions]
+    lists = [[x for x in dict.fromkeys(sentences) if x] for sentences in lists]
+    if not any(lists):
+        return []
+    sep = pool.get("sentence_sep", " ")
+    common = [x for x in lists[0] if all(x in other for other in lists)]
+    own = [(name, [x for x in sentences if x not in common]) for name, sentences in zip(index_names, lists)]
+    lines = [pool["conventions"].format(conventions=sep.join(common))] if common else []
+    if any(sentences for _, sentences in own):
+        lines.append(pool["conventions_by_index"])
+        lines += [pool["hint_item"].format(index=name, hint=sep.join(sentences)) for name, sentences in own if sentences]
+    return lines
+
+
 def _formula_block(pool: dict, index_names: list[str], hints: list[str] | None, conventions: list[str] | None) -> list[str]:
     """The hint lines (the formulas), or without hints the conventions the answer uses (none when all are standard)."""
     if hints is None:
-        if conventions and any(conventions):
-            return [pool["conventions"].format(conventions=" ".join(dict.fromkeys(c for c in conventions if c)))]
-        return []
+        return _conventions_block(pool, index_names, conventions or [])
     if len(hints) == 1:
         return [pool["hint_single"].format(hint=hints[0])]
     items = "\n".join(pool["hint_item"].format(index=n, hint=h) for n, h in zip(index_names, hints))

@@ -240,9 +240,10 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
     lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
     lines += ["", t["formula"]]
-    notes = [ix.convention_text(language) for ix in item.indices]  # issue 11: the solution names the conventions it used
-    if any(notes):
-        lines.append(t["conventions"].format(text=(" " if language == "en" else "").join(dict.fromkeys(n for n in notes if n))))
+    # issue 11: the solution names the conventions it used, each sentence once however many indices share it
+    notes = list(dict.fromkeys(n for ix in item.indices for n in ix.convention_notes(language) if n))
+    if notes:
+        lines.append(t["conventions"].format(text=(" " if language == "en" else "").join(notes)))
     many = len(item.values) * len(item.periods) > 1
     for ix, name, row in zip(item.indices, names, item.values):
         lines.append(t["index_formula"].format(index=f"{name} ({ix.id})", formula=ix.formula))

@@ -27,22 +27,41 @@ def _rank(company: str, seed: int) -> str:
     return hashlib.sha256(f"{seed}:{company}".encode()).hexdigest()
 
 
+# one business under two filer entities: the successor's key. Google Inc. (CIK 1288776, the FSDS filer GOOG) became
+# Alphabet Inc.'s subsidiary in the 2015 reorganisation and Alphabet (CIK 1652044, GOOGL) its successor issuer, whose
+# filings restate Google's history: they share a split, or a test company's figures would sit in train (seed-27182 audit)
+SAME_BUSINESS = {"GOOG": "GOOGL"}
+
+
 def assign_splits(companies: list[str], *, seed: int, dev_fraction: float = 0.1, test_fraction: float = 0.2,
                   test_companies: list[str] = (), dev_companies: list[str] = ()) -> dict[str, str]:
-    """company -> 'train' | 'dev' | 'test'. Pinned companies keep their split; the rest are drawn by hash."""
-    pinned = {c: "test" for c in test_companies} | {c: "dev" for c in dev_companies}
+    """company -> 'train' | 'dev' | 'test'. Pinned companies keep their split; the rest are drawn by hash. Companies of
+    one business (`SAME_BUSINESS`) are one unit: drawn together, and pinning one pins the other."""
     both = set(test_companies) & set(dev_companies)
     if both:
         raise InputError(f"companies {sorted(both)} are pinned to both dev and test", field="test_companies")
-    free = sorted((c for c in companies if c not in pinned), key=lambda c: _rank(c, seed))
-    n = len(companies)
-    n_test = max(0 if test_companies else 1, math.ceil(n * test_fraction) - len(test_companies)) if n else 0
-    n_dev = max(0 if (dev_companies or n < 3) else 1, math.ceil(n * dev_fraction) - len(dev_companies)) if n else 0
+    unit = {c: SAME_BUSINESS.get(c, c) for c in companies}
+    members: dict[str, list[str]] = {}
+    for c in companies:
+        members.setdefault(unit[c], []).append(c)
+    pinned: dict[str, str] = {}
+    for c, split in [(c, "test") for c in test_companies] + [(c, "dev") for c in dev_companies]:
+        key = unit.get(c, SAME_BUSINESS.get(c, c))
+        if pinned.get(key, split) != split:
+            raise InputError(f"{c} is one business with {', '.join(m for m in members.get(key, []) if m != c)}, which is "
+                             f"pinned to {pinned[key]}: pin them to one split", field="test_companies")
+        pinned[key] = split
+    n_pinned_test = sum(1 for s in pinned.values() if s == "test")
+    n_pinned_dev = sum(1 for s in pinned.values() if s == "dev")
+    free = sorted((k for k in members if k not in pinned), key=lambda k: _rank(k, seed))
+    n = len(members)
+    n_test = max(0 if n_pinned_test else 1, math.ceil(n * test_fraction) - n_pinned_test) if n else 0
+    n_dev = max(0 if (n_pinned_dev or n < 3) else 1, math.ceil(n * dev_fraction) - n_pinned_dev) if n else 0
     n_test, n_dev = min(n_test, len(free)), min(n_dev, max(0, len(free) - n_test - 1))
     out = dict(pinned)
-    for i, c in enumerate(free):
-        out[c] = "test" if i < n_test else "dev" if i < n_test + n_dev else "train"
-    return {c: out[c] for c in sorted(companies)}
+    for i, k in enumerate(free):
+        out[k] = "test" if i < n_test else "dev" if i < n_test + n_dev else "train"
+    return {c: out[unit[c]] for c in sorted(companies)}
 
 
 def signature(row: dict) -> tuple:

@@ -37,9 +37,9 @@ NOTES = [
     ("begin", "Beginning balance = the balance at the previous fiscal year end for FY, H1 and Q3 YTD periods, at the previous "
               "quarter end for a standalone quarter, one year earlier for a TTM period; average = (beginning + ending) / 2.",
      "期初余额：年度、半年度及前三季度累计期间取上年末余额，单季度取上季末余额，TTM 期间取一年前的期末余额；平均余额 =（期初 + 期末）/ 2。"),
-    ("avg", "This index uses average balances, (beginning + ending) / 2, wherever it reads a balance sheet line over a period "
+    ("avg", "Balance sheet lines are averaged, (beginning + ending) / 2, wherever the index reads one over a period "
             "(turnover, days, returns on average capital): never the period-end balance alone.",
-     "本指标涉及资产负债表项目时均取平均余额（期初 + 期末）/ 2（周转率、周转天数、平均资本回报等），不以期末余额代替。"),
+     "涉及的资产负债表项目均取平均余额（期初 + 期末）/ 2（周转率、周转天数、平均资本回报等），不以期末余额代替。"),
     ("growth", "Growth (YoY / QoQ) = (current - prior) / |prior| x 100%: a relative change, also for a ratio (not a difference in "
                "percentage points); the absolute value of the prior figure keeps the sign of the change when it is negative.",
      "增长率（同比 / 环比）=（本期 − 上期）/ |上期| × 100%：为相对变化率，比率指标亦同（不是百分点之差）；上期为负时分母取绝对值，"
@@ -55,10 +55,13 @@ NOTES = [
      "TTM = 本期累计 + 上一年度全年 − 上年同期累计（年末即全年数）；TTM 期间的比率或税后指标先将各项目取 TTM 数，再代入公式计算，"
      "而非对各期计算结果取 TTM。"),
     ("financial_debt", "Financial debt = current debt (the total short-term debt line when the balance sheet shows one, otherwise "
-                       "short-term borrowings/commercial paper + current portion of long-term debt + convertible notes due within a year) "
-                       "+ non-current long-term debt and bonds, each plus the non-recourse debt of consolidated VIEs; a debt line the balance "
-                       "sheet does not show counts as 0; lease liabilities (finance and operating) are not financial debt.",
-     "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 一年内到期的长期债务 + 一年内到期的可转换债券）"
+                       "short-term borrowings/commercial paper + short-term bank loans (with notes payable where the balance sheet "
+                       "shows them as one line) + current portion of long-term debt + convertible notes due within a year, a line of "
+                       "its own and not part of a long-term debt total) + non-current long-term debt and bonds, each plus the "
+                       "non-recourse debt of consolidated VIEs; a debt line the balance sheet does not show counts as 0; lease "
+                       "liabilities (finance and operating) are not financial debt.",
+     "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 短期银行借款（资产负债表将其与应付票据合并列示时取该合并行）"
+     "+ 一年内到期的长期债务 + 一年内到期的可转换债券（单独列示，不包含在长期债务合计中））"
      "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债。"),
     ("interest_bearing_debt", "Interest-bearing debt = financial debt + lease liabilities (operating and finance, current and "
                               "non-current) + long-term payables (a line the balance sheet does not show counts as 0); a total short-term "
@@ -93,11 +96,32 @@ NOTES = [
      "有形净资产 = 归属于母公司所有者权益 − 无形资产 − 商誉 − 递延所得税资产（递延所得税资产亦扣除；资产负债表未列示的科目按 0 计）。"),
     ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
                "of a standalone quarter, Q4 or TTM period are time-weighted from the year-to-date reports by their calendar days, "
-               "as the column headers date them (share-days of the reports over the days of the window); a standalone quarter's "
-               "EPS is its net income / those shares, unrounded; EPS and share counts are never added or subtracted.",
+               "as the column headers date them (share-days = each report's weighted-average shares x its days, added and "
+               "subtracted like flows, over the days of the window); a standalone Q2-Q4 quarter's EPS is its net income / "
+               "those shares, unrounded, while Q1, a report of its own, is the EPS its report shows; EPS and share counts "
+               "themselves are never added or subtracted.",
      "每股指标与股数统一按最新一期报告的拆股口径；单季度、第四季度及 TTM 期间的加权平均股数按累计期间报告以日历天数时间加权"
-     "（天数按列标题所注日期计算：各报告的股数×天数之和除以该期间天数）；单季度每股收益 = 单季度净利润 / 上述股数，不做四舍五入；"
-     "每股收益与股数不做加减。"),
+     "（天数按列标题所注日期计算：各报告的加权平均股数×天数像流量一样相加减，再除以该期间天数）；第二至第四季度单季每股收益 = "
+     "单季度净利润 / 上述股数，不做四舍五入；第一季度本身即一期报告，取其报告列示的每股收益；每股收益与股数本身不做加减。"),
+    ("net_income_parent_basis", "Net income here is the parent's share (net income attributable to the company's "
+                                "shareholders), not the group's.",
+     "此处净利润取归属于母公司所有者的净利润，而非合并净利润。"),
+    ("net_income_group_basis", "Net income here is consolidated net income, noncontrolling interests included (not the "
+                               "parent's share).",
+     "此处净利润取合并净利润（含少数股东损益），而非归属于母公司的净利润。"),
+    ("equity_parent_basis", "Equity here is equity attributable to the parent (noncontrolling interests excluded).",
+     "此处权益取归属于母公司所有者权益（不含少数股东权益）。"),
+    ("equity_group_basis", "Equity here is total equity, noncontrolling interests included.",
+     "此处权益取所有者权益合计（含少数股东权益）。"),
+    ("shares_outstanding", "Balance-sheet per-share amounts divide by the shares outstanding at the period end (not "
+                           "weighted-average shares).",
+     "资产负债表类每股指标除以期末流通股数（非加权平均股数）。"),
+    ("cash_per_share", "Cash per share uses cash and cash equivalents only (short-term investments and marketable securities "
+                       "are not included).",
+     "每股现金仅取货币资金（现金及现金等价物），不含短期投资及交易性金融资产。"),
+    ("tangible_book_value_per_share", "Tangible book value = equity attributable to the parent - goodwill - intangible assets "
+                                      "(deferred tax assets are not deducted).",
+     "有形账面价值 = 归属于母公司所有者权益 − 商誉 − 无形资产（不扣除递延所得税资产）。"),
     ("shares_diluted", "Per-share amounts divide by the diluted weighted-average shares of the period (not basic shares, "
                        "not shares outstanding at the period end).",
      "每股指标除以期间稀释加权平均股数（非基本股数，非期末流通股数）。"),
@@ -161,8 +185,15 @@ def _keys(index, registry) -> set[str]:
         keys |= {"financial_debt", "interest_bearing_debt"}
     if concepts & (_SHARE_CONCEPTS | _EPS_CONCEPTS):
         keys.add("shares")
+    # which net income / equity, where the index reads exactly one of the two (seed-31415 / seed-27182 audits: FCF
+    # conversion, equity turnover, cash return on equity, net profit cash content read either way in no-hint prompts)
+    for parent, group, name in (("net_income_parent", "net_income", "net_income"), ("equity_parent", "total_equity", "equity")):
+        if (parent in concepts) != (group in concepts):
+            keys.add(f"{name}_parent_basis" if parent in concepts else f"{name}_group_basis")
     if index.result == "per_share":
         keys |= concepts & _SHARE_CONCEPTS  # which weighted-average shares a per-share amount divides by
+        if "shares_outstanding" in concepts:  # seed-27182 analyst audit: which shares a balance per-share amount divides by
+            keys.add("shares_outstanding")
     return keys
 
 
@@ -211,9 +242,13 @@ def default_periods(index, registry) -> tuple[str, ...]:
     kinds = set()
     for c in concepts:
         try:
-            kinds.add(concept_info(c).kind)
+            info = concept_info(c)
         except KeyError:
             kinds.add("flow")
+            continue
+        # a balance-sheet share count (shares outstanding) is a period-end stock: cash per share "for FY2010Q1TTM" asked
+        # a point-in-time figure over a TTM window (seed-27182 analyst audit)
+        kinds.add("stock" if info.kind == "shares" and info.statement == "balance" else info.kind)
     if kinds and kinds <= {"stock"} and not builtins & {"days_in_period", "months_in_period"}:
         return ("FY", "Q", "H1", "Q3YTD")
     return ALL_KINDS

@@ -77,6 +77,10 @@ class Index:
         """The hint shown in with-hint prompts, in `language`, with the conventions its formula needs."""
         return conventions.hint_text(self, language)
 
+    def convention_notes(self, language: str = "en") -> list[str]:
+        """The convention sentences alone, one per note (no-hint prompts state each shared one once)."""
+        return conventions.notes(self, language)
+
     def convention_text(self, language: str = "en") -> str:
         """The conventions alone (no formula): stated in no-hint prompts so that the answer is unambiguous."""
         return conventions.joined(conventions.notes(self, language), language)
