@@ -90,7 +90,10 @@ def r_key(value, decimals):
     if scaled < 1e14:
         units = int(scaled * (1 + 1e-15) + 0.5)
     else:
-        units = int(abs(Decimal(repr(float(value)))).scaleb(decimals).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        from decimal import localcontext
+        with localcontext() as ctx:
+            ctx.prec = 400
+            units = int(abs(Decimal(repr(float(value)))).scaleb(decimals).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     return units if value >= 0 else -units
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -76,7 +76,9 @@ _FLOAT_EXACT = 1e14  # scaled values below this: the nudge stays under 0.1 unit
 
 def _decimal_units(value: float, decimals: int) -> int:
     """|value| at `decimals`, half away from zero, from its shortest repr (exact decimal arithmetic)."""
-    return int(abs(Decimal(repr(float(value)))).scaleb(decimals).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    with localcontext() as ctx:  # every digit of any finite float at up to 15 decimals (1e27 overflowed the default 28)
+        ctx.prec = 400
+        return int(abs(Decimal(repr(float(value)))).scaleb(decimals).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _keys(values: list[float], decimals: int) -> list[int | None]:
