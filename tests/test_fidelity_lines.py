@@ -166,3 +166,25 @@ def test_a_lease_liability_untagged_between_two_reports_is_unknown_not_zero():
         compute(s, "GOOGL", "interest_bearing_debt", "FY2021Q2")
     # before the first report that shows a lease line (Apple's FY2020 H1), an absent line still counts as 0
     assert compute(s, "AAPL", "interest_bearing_debt", "FY2020H1").value > 0
+
+
+def test_a_ratio_over_a_base_that_is_not_positive_is_not_asked():
+    """Seed-27182 analyst audit: the dataset asked debt / EBITDA of 0.0 with negative EBITDA (SNOW), a minority share of
+    Ford's negative equity, and OCF / net income growth across loss years (Ford FY2008 +100.3 % while operating cash flow
+    fell from +16.6 B to -0.26 B): numbers analysts call not meaningful, which a model should not learn to produce. A
+    ratio over net income, EBITDA, equity or invested capital is undefined where that base is <= 0, also inside
+    another index; growth rates (over |prior|) are not affected."""
+    from ledgerlm.synth.indices.compute import IndexUndefined, compute
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    assert {"financial_debt_to_ebitda", "roe_avg", "ocf_to_net_income", "minority_interest_share"} <= {
+        i for i, ix in registry.items() if ix.positive_base}
+    assert not registry["net_income_yoy"].positive_base and not registry["gross_margin"].positive_base
+    s = store()
+    for company, index_id, period in (("SNOW", "financial_debt_to_ebitda", "FY2023Q4"), ("F", "minority_interest_share", "FY2008"),
+                                      ("F", "ocf_to_net_income_yoy", "FY2008"), ("SNOW", "ocf_to_net_income", "FY2023")):
+        with pytest.raises(IndexUndefined, match=r"not meaningful: its base .* \(<= 0\)"):
+            compute(s, company, index_id, period)
+    assert compute(s, "AAPL", "roe_avg", "FY2023").value > 1  # a positive base: asked as before
+    assert compute(s, "SNOW", "net_income_yoy", "FY2023").value != 0  # growth over |prior| of a loss: still asked

@@ -99,6 +99,11 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         raise IndexUndefined(f"{_where(index_id, company, p)}: {err}") from None
     except LedgerError as err:
         raise LedgerError(f"{_where(index_id, company, p)}: {err}") from None
+    if index.positive_base:
+        base = steps.step(index.ast.right)(ev, p, "end")  # memoised: the value the division used
+        if base <= 0:
+            raise IndexUndefined(f"{_where(index_id, company, p)}: not meaningful: its base {index.ast.right.text} is "
+                                 f"{_r(base)} (<= 0)")
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
     labels = {key[1] for key in ev.facts}  # keys are (concept, report label, source)
@@ -240,6 +245,17 @@ class _Evaluator:
         return value
 
     def _index(self, name: str, p: Period, basis: str) -> float:
+        """Another index's value at (p, basis), refused where it is a ratio over a base that is not positive
+        (`Index.positive_base`: OCF / net income inside its own YoY across a loss year, as at the top level)."""
+        value = self._index_value(name, p, basis)
+        ix = self.registry[name]
+        if ix.positive_base:
+            base = _steps(self.registry).step(ix.ast.right)(self, p, basis)  # memoised by the evaluation above
+            if base <= 0:
+                raise IndexUndefined(f"{name} is not meaningful: its base {ix.ast.right.text} is {_r(base)} (<= 0)")
+        return value
+
+    def _index_value(self, name: str, p: Period, basis: str) -> float:
         """Another index's value at (p, basis). Indices read the same sub-indices over and over (interest-bearing debt
         in a dozen debt, capital and return indices, each at a period and a year earlier), so on the full store an
         evaluation of a sub-index is recorded once, from an empty memo, and replayed into every later evaluation whose

@@ -351,6 +351,31 @@ def definitions(index, registry, language: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+POSITIVE_BASES = frozenset({"net_income", "net_income_parent", "ebitda", "equity_parent", "total_equity",
+                            "invested_capital_equity", "nopat"})
+
+
+def positive_base(index, registry) -> bool:
+    """True for a ratio whose denominator reads net income, EBITDA, equity or invested capital (not through abs()):
+    analysts call it not meaningful when that base is zero or negative (debt / EBITDA 0.0 with negative EBITDA, a
+    payout ratio of a loss, ROE on negative equity, OCF / net income across loss years: seed-27182 analyst audit), and
+    compute() refuses it there (IndexUndefined) instead of asking a number a model should not learn."""
+    node = index.ast
+    if not (isinstance(node, BinOp) and node.op == "/") or (isinstance(node.right, Call) and node.right.func == "abs"):
+        return False
+    todo, seen = list(_names_in_order(node.right)), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in POSITIVE_BASES:
+            return True
+        if name in registry and not is_concept(name):
+            todo += _names_in_order(registry[name].ast)
+    return False
+
+
 def fill_defaults(registry) -> None:
     """Derive periods, no_hint and hint_zh for the YAML entries that do not set them (in place)."""
     for index_id, ix in list(registry.items()):
@@ -367,6 +392,9 @@ def fill_defaults(registry) -> None:
             changes["no_hint"] = tuple(ix.applies_to) == ("us-gaap", "ifrs", "cas")  # standard-specific: hint always
         if changes:
             registry[index_id] = dataclasses.replace(ix, **changes)
+    for index_id, ix in list(registry.items()):
+        if ix.positive_base is None:
+            registry[index_id] = ix = dataclasses.replace(ix, positive_base=positive_base(ix, registry))
     for index_id, ix in list(registry.items()):  # every hint_zh is written now
         if ix.definitions is None:
             registry[index_id] = dataclasses.replace(

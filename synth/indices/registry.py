@@ -64,6 +64,7 @@ class Index:
     no_hint: bool | None = None  # None until fill_defaults decides
     conventions: tuple[str, ...] = ()  # keys of conventions.NOTES the answer depends on (set by fill_defaults)
     definitions: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (en, zh) of the indices its hint names (fill_defaults)
+    positive_base: bool | None = None  # a ratio over net income / EBITDA / equity / invested capital: undefined when <= 0
 
     @property
     def needs(self) -> Needs:
