@@ -104,7 +104,8 @@ def test_split_restatement_sentence():
     restated = nvda.split_restatement("NVDA", ["FY2024"], statements=["income"])
     assert split_note("en", restated) == ("Per-share amounts and share counts are restated for the 10-for-1 stock split "
                                           "(basis of the filing of 2024-08-28).")
-    assert "10拆1股票拆分" in split_note("zh", restated)
+    # "10拆1" can read as a 10-into-1 reverse split (seed-27182 analyst audit): "1拆10", each share split into 10
+    assert "1拆10股票拆分（每1股拆为10股）" in split_note("zh", restated) and "10拆1" not in split_note("zh", restated)
     assert nvda.split_restatement("NVDA", ["FY2025"], statements=["income"]) is None  # filed on the latest basis
     assert nvda.split_restatement("NVDA", ["FY2024"], statements=["cashflow"]) is None  # shows no per-share line
     aapl = plain_store("AAPL", False)

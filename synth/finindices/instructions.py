@@ -134,7 +134,7 @@ def split_note(language: str, restatement: tuple[list[str], str] | None) -> str:
     factors, date = restatement
     pool = templates(language)
     splits = (pool["split_one"].format(k=factors[0]) if len(factors) == 1 else
-              pool["split_many"].format(ks=pool["split_and"].join(f"{k}-for-1" if language == "en" else f"{k}拆1" for k in factors)))
+              pool["split_many"].format(ks=pool["split_and"].join(f"{k}-for-1" if language == "en" else f"1拆{k}" for k in factors)))
     return pool["split_note"].format(splits=splits, date=date)
 
 
