@@ -100,10 +100,10 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     except LedgerError as err:
         raise LedgerError(f"{_where(index_id, company, p)}: {err}") from None
     if index.positive_base:
-        base = steps.step(index.ast.right)(ev, p, "end")  # memoised: the value the division used
-        if base <= 0:
-            raise IndexUndefined(f"{_where(index_id, company, p)}: not meaningful: its base {index.ast.right.text} is "
-                                 f"{_r(base)} (<= 0)")
+        try:
+            _refuse_non_positive_base(ev, index, p, "end")
+        except IndexUndefined as err:
+            raise IndexUndefined(f"{_where(index_id, company, p)}: {err}") from None
     ev.trace.append({"kind": "result", "index": index_id, "formula": index.formula, "period": p.label, "value": value})
     unit = ev.unit if index.result in ("currency", "per_share") else ""
     labels = {key[1] for key in ev.facts}  # keys are (concept, report label, source)
@@ -114,6 +114,14 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     reports = {_report(label) for label in labels}
     return IndexValue(index_id, company, p.label, value, index.result, unit, ev.trace, list(ev.facts.values()), reports,
                       scope, absent)
+
+
+def _refuse_non_positive_base(ev: "_Evaluator", index, p: Period, basis: str) -> None:
+    """IndexUndefined where a ratio's base (`Index.positive_base`: net income, EBITDA, equity, invested capital) is <= 0;
+    the denominator's step is memoised by the evaluation that just divided by it."""
+    base = _steps(ev.registry).step(index.ast.right)(ev, p, basis)
+    if base <= 0:
+        raise IndexUndefined(f"{index.id} is not meaningful: its base {index.ast.right.text} is {_r(base)} (<= 0)")
 
 
 def _where(index_id: str, company: str, p: Period) -> str:
@@ -250,9 +258,7 @@ class _Evaluator:
         value = self._index_value(name, p, basis)
         ix = self.registry[name]
         if ix.positive_base:
-            base = _steps(self.registry).step(ix.ast.right)(self, p, basis)  # memoised by the evaluation above
-            if base <= 0:
-                raise IndexUndefined(f"{name} is not meaningful: its base {ix.ast.right.text} is {_r(base)} (<= 0)")
+            _refuse_non_positive_base(self, ix, p, basis)
         return value
 
     def _index_value(self, name: str, p: Period, basis: str) -> float:

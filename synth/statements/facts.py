@@ -268,8 +268,9 @@ def with_consolidated_net_income(df: pd.DataFrame) -> pd.DataFrame:
     nci = df[(df["concept"] == "net_income_minority") & tags.isin(NCI_INCOME_TAGS) & (df["value"] != 0)]
     if nci.empty:
         return out
-    fallback = out[(out["concept"] == "net_income") & (out["tag"].str.rsplit(":", n=1).str[-1] == "NetIncomeLoss")]
-    with_total = set(map(tuple, out.loc[(out["concept"] == "net_income") & (out["tag"].str.endswith(":ProfitLoss")), window].values))
+    out_tags = tags.loc[out.index]
+    fallback = out[(out["concept"] == "net_income") & (out_tags == "NetIncomeLoss")]
+    with_total = set(map(tuple, out.loc[(out["concept"] == "net_income") & (out_tags == "ProfitLoss"), window].values))
     pairs = fallback.rename_axis("row_id").reset_index().merge(
         nci[window + ["value"]].drop_duplicates(window).rename(columns={"value": "nci_value"}), on=window)
     pairs = pairs[pd.Series([tuple(r) not in with_total for r in pairs[window].values], index=pairs.index, dtype=bool)]

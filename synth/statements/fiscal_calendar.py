@@ -69,13 +69,12 @@ class Calendar:
         raise InputError(f"unknown company {query!r}; known: {', '.join(self.companies())}", field="company")
 
     def report_days(self, company: str, report: ReportKey) -> int:
-        """Days the report's year-to-date window covers (fiscal-year start to the report's end date)."""
-        end = self.report_ends.get((company, report))
-        year = next((fy for fy in self.years.get(company, []) if fy.label == report.fiscal_year), None)
-        if end is None or year is None:
+        """Days the report's year-to-date window covers (fiscal-year start to the report's end date: `window`)."""
+        span = self.window(company, report.period)
+        if span is None:
             raise NotDerivable(f"{company}: the {report.label} report's dates are unknown", company=company,
                                period=report.label, missing=[report.label])
-        return (end - year.start).days + 1
+        return (span[1] - span[0]).days + 1
 
     def window(self, company: str, period) -> tuple[dt.date, dt.date] | None:
         """First and last day of a period's window (`periods.Period`): a fiscal year or year-to-date report from its

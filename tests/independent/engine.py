@@ -188,17 +188,16 @@ class Engine:
             days = [(self.end(p) - self.start(p)).days + 1 for p, _ in parts]
             shares = sum(sign * d * self.per_share(sh, p) for (p, sign), d in zip(parts, days)) / (days[0] + days[1] - days[2])
             return shares if concept.startswith("shares") else self.flow("net_income_parent", P) / shares
-        if kind == "Q" and q in (2, 3) and self.eps_q == "ni_over_shares":
-            # the quarter from the year-to-date reports a prompt shows: shares weighted by each window's days
+        if kind == "Q" and q > 1 and self.eps_q == "ni_over_shares":
+            # the quarter from the year-to-date reports a prompt shows (Q4: the FY and nine-month reports, even where the
+            # 10-K has a Q4 column): shares weighted by each window's days
             sh = "shares_basic" if concept in ("eps_basic", "shares_basic") else "shares_diluted"
-            cur, prev = (y, "YTD", q), (y, "YTD", q - 1)
+            cur, prev = ((y, "FY", 4) if q == 4 else (y, "YTD", q)), (y, "YTD", q - 1)
             d_cur, d_prev = (self.end(cur) - self.start(cur)).days + 1, (self.end(prev) - self.start(prev)).days + 1
             q_shares = (d_cur * self.per_share(sh, cur) - d_prev * self.per_share(sh, prev)) / (d_cur - d_prev)
             return q_shares if concept.startswith("shares") else self.flow("net_income_parent", P) / q_shares
         if kind == "Q" and q == 4:
             try:
-                if self.eps_q == "ni_over_shares":  # the stated rule: from the FY and 9-month reports, not a Q4 column
-                    raise Missing("the stated rule derives Q4")
                 v = self._cell(concept, self.start(P), self.end(P))
             except Missing:
                 if concept.startswith("shares") or self.eps_q4 == "ni_over_shares":
