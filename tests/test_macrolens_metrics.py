@@ -126,3 +126,17 @@ def test_t1_an_unanswered_forecast_hits_no_direction():
     got = score_rows(rows, b_min=10, b_max=10)
     t1 = got["T1"]["E"] if "T1" in got else next(iter(got.values()))
     assert rows[0]["error_reason"].startswith("unparsed") and t1["metrics"]["da"]["value"] == 0.0
+
+
+def test_extract_says_answered_apart_from_its_reason_text():
+    """`answered` is a typed flag of `extract` (DA read it from the `error_reason` text prefix before): a T1 trajectory
+    of the wrong length is answered, not parsed; no number at all is neither; T3 with some fields is answered."""
+    from ledgerlm.evaluate.macrolens.scoring import extract
+
+    t1 = {"task": "T1", "meta": {"horizon": 3, "last_close": 100.0}}
+    partial = extract({**t1, "response": "Forecast: [101.5, 102.0]"})
+    assert (partial.parsed, partial.answered, partial.prediction) == (False, True, [101.5, 102.0, 102.0])
+    none = extract({**t1, "response": "I cannot forecast this."})
+    assert (none.parsed, none.answered, none.prediction) == (False, False, [0.0, 0.0, 0.0])
+    full = extract({**t1, "response": "[101, 102, 103]"})
+    assert (full.parsed, full.answered, full.reason) == (True, True, None)

@@ -7,6 +7,8 @@ so scoring needs nothing but the rows (offline re-scoring gives the same numbers
 """
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from ledgerlm.evaluate.stats import cluster_bootstrap, stratified, stratified_points
@@ -21,33 +23,46 @@ STRATA_KEYS = ("sector", "cap_quartile", "filing_tercile", "category", "property
 NO_CI = COUNTS | {"parse_pct"}
 
 
-def extract(row: dict):
-    """(prediction, parsed_ok, error_reason) for one sample row."""
+class Extraction(NamedTuple):
+    """What `extract` read from one response: `parsed` (every value the task asks for, in full), `answered` (any
+    value at all: a T1 trajectory of the wrong length is answered but not parsed; an unparsed T1 answer hits no
+    direction in DA) and `reason` (the row's `error_reason`, None when parsed)."""
+
+    prediction: Any
+    parsed: bool
+    answered: bool
+    reason: str | None
+
+
+def extract(row: dict) -> Extraction:
+    """What one sample row's response gives (`Extraction`)."""
     task, text = row["task"], row.get("response") or ""
     if task == "T1":
-        h, last = row["meta"]["horizon"], row["meta"]["last_close"]
+        h = row["meta"]["horizon"]
         traj = parse_trajectory(text)
         if not traj:
-            return [0.0] * h, False, "unparsed: scored as a zero forecast (the paper's zero convention)"
+            return Extraction([0.0] * h, False, False, "unparsed: scored as a zero forecast (the paper's zero convention)")
         ok = len(traj) == h
         traj = (traj + [traj[-1]] * h)[:h]
-        return traj, ok, None if ok else f"partial: {len(traj)} values for horizon {h}, padded/truncated"
+        return Extraction(traj, ok, True, None if ok else f"partial: {len(traj)} values for horizon {h}, padded/truncated")
     if task in ("T2", "T5", "T4"):
         v = parse_value(text)
-        return v, v is not None, None if v is not None else ("non-response: scored as 0" if task == "T4" else "unparsed: scored as 0")
+        why = None if v is not None else ("non-response: scored as 0" if task == "T4" else "unparsed: scored as 0")
+        return Extraction(v, v is not None, v is not None, why)
     fields = STATEMENT_FIELDS if task in ("T3", "T6") else T7_FIELDS
     got = parse_fields(text, fields, T7_ALIASES if task == "T7" else None)
     missing = [f for f in fields if got[f] is None]
-    return got, not missing, f"unparsed fields scored as 0: {', '.join(missing)}" if missing else None
+    return Extraction(got, not missing, len(missing) < len(fields),
+                      f"unparsed fields scored as 0: {', '.join(missing)}" if missing else None)
 
 
-def arrays_for(task: str, rows: list[dict], preds: list) -> dict[str, np.ndarray]:
+def arrays_for(task: str, rows: list[dict], got: list[Extraction]) -> dict[str, np.ndarray]:
     nan = float("nan")
+    preds = [g.prediction for g in got]
     if task == "T1":
         return {"pred": np.array(preds, float), "true": np.array([r["target"] for r in rows], float),
                 "last_close": np.array([r["meta"]["last_close"] for r in rows], float),
-                "parsed": np.array([r["_parsed"] for r in rows], bool),
-                "answered": np.array([not str(r.get("error_reason") or "").startswith("unparsed") for r in rows], bool)}
+                "parsed": np.array([g.parsed for g in got], bool), "answered": np.array([g.answered for g in got], bool)}
     if task in ("T2", "T5", "T4"):
         return {"pred": np.array([nan if p is None else p for p in preds], float), "true": np.array([r["target"] for r in rows], float)}
     fields = STATEMENT_FIELDS if task in ("T3", "T6") else T7_FIELDS
@@ -65,11 +80,10 @@ BOOTSTRAP_SEED = 42  # the paper's seed (§5.1, App. F)
 def score_row(row: dict) -> dict:
     """Fill one sample row's `extracted`, `answer_text`, `score` (its primary loss), `error_reason`; the same
     numbers as `score_rows` gives it among the others (a row's loss depends on that row only)."""
-    pred, ok, why = extract(row)
-    row["_parsed"], row["extracted"], row["error_reason"] = ok, pred, why
+    got = extract(row)
+    row["extracted"], row["error_reason"] = got.prediction, got.reason
     row["answer_text"] = strip_reasoning(row.get("response"))
-    row["score"] = instance_loss(row["task"], arrays_for(row["task"], [row], [pred]), 0)
-    row.pop("_parsed")
+    row["score"] = instance_loss(row["task"], arrays_for(row["task"], [row], [got]), 0)
     return row
 
 
@@ -82,16 +96,13 @@ def score_rows(rows: list[dict], *, b_min: int = 1000, b_max: int = 10_000, seed
     for r in rows:
         groups.setdefault((r["task"], r.get("level", "-")), []).append(r)
     for (task, level), part in sorted(groups.items()):
-        preds = []
-        for r in part:
-            pred, ok, why = extract(r)
-            r["_parsed"], r["extracted"], r["error_reason"] = ok, pred, why
+        got = [extract(r) for r in part]
+        for r, g in zip(part, got):
+            r["extracted"], r["error_reason"] = g.prediction, g.reason
             r["answer_text"] = strip_reasoning(r.get("response"))
-            preds.append(pred)
-        a = arrays_for(task, part, preds)
+        a = arrays_for(task, part, got)
         for i, r in enumerate(part):
             r["score"] = instance_loss(task, a, i)
-            r.pop("_parsed")
         clusters = np.array([r["cluster"] for r in part])
         kw = {"b_min": b_min, "b_max": b_max, "seed": seed}
         metrics, counts = {}, {"n": len(part), "n_clusters": int(len(set(clusters)))}
