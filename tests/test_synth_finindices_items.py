@@ -143,7 +143,9 @@ def test_hint_and_no_hint_variants_differ_only_by_the_formula(built):
                {k: v for k, v in plain.items() if k not in ("id", "hint", "messages", "n_tokens")}
         h, p = _user(hint).splitlines(), _user(plain).splitlines()
         extra = [line for line in h if line not in p]
-        assert extra and all(l.startswith(("Formula", "公式", "- ")) for l in extra)
+        # the hint variant may add one line: how its TTM / standalone-quarter periods are formed (period_notes)
+        assert extra and all(l.startswith(("Formula", "公式", "- ")) for l in extra[:-1])
+        assert extra[-1].startswith(("Formula", "公式", "- ", "Conventions:", "口径说明："))
         # issue 11: without the formula, the prompt states the conventions the answer uses (when it has any): those its
         # indices share once, the others under each index's name
         assert all(l.startswith(("Conventions:", "口径说明：", "Conventions of single indices:", "各指标的口径：", "- "))
@@ -245,3 +247,28 @@ def test_rendered_blocks_share_labels_across_scales_and_figures_across_languages
             assert block.text == render_statement(stmt, fmt, scale=scale, language=language)
     assert sorted(calls) == [("statement_figures", 1), ("statement_figures", 1_000_000),
                              ("statement_labels", "en"), ("statement_labels", "zh")]
+
+
+def test_a_ttm_or_quarter_target_states_how_it_is_formed(built):
+    """Seed-8087 helper audit: 337 rows asked a TTM or standalone quarter of an index whose formula has no ttm() or
+    quarter() (net profit cash content YoY for FY2019Q1TTM) and never said how that period is formed. Every such row
+    now states the rule in both variants and in its solution; a balance-only index at a quarter gets none."""
+    from ledgerlm.synth.indices.registry import load_registry
+
+    _, rows, _ = built
+    registry, checked = load_registry(), set()
+    rules = {"TTM": ("TTM = current YTD + last annual", "TTM = 本期累计 + 上一年度全年"),
+             "Q": ("Standalone quarter Qn = YTD(n) - YTD(n-1)", "单季度 Qn = 第 n 季累计数 − 第 n−1 季累计数")}
+    for row in rows:
+        if row["answer"] == "Insufficient information":
+            continue
+        kinds = {"TTM" if p.endswith("TTM") else "Q" if re.fullmatch(r"FY\d{4}Q\d", p) else "" for p in row["target_periods"]}
+        flows = any(registry[i].reads_flows for i in row["indices"])
+        for kind in kinds - {""}:
+            rule = rules[kind][row["language"] == "zh"]
+            assert (rule in _user(row)) == flows, (row["id"], kind)
+            if flows:
+                assert rule in row["solution"], row["id"]
+                checked.add((kind, row["hint"]))
+    assert checked == {("TTM", True), ("TTM", False), ("Q", True), ("Q", False)}
+    assert not registry["current_ratio"].reads_flows and registry["ocf_to_net_income"].reads_flows

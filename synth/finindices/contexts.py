@@ -31,6 +31,7 @@ from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_spli
 from ledgerlm.synth.finindices.tokens import Block, TokenCounter
 from ledgerlm.synth.indices.compute import compute
 from ledgerlm.synth.indices.concepts import concept_keys
+from ledgerlm.synth.indices.conventions import period_notes
 from ledgerlm.synth.indices.registry import load_registry, may_derive, period_kind
 from ledgerlm.synth.statements.periods import ReportKey, parse_report
 from ledgerlm.synth.statements.render import render_statement, statement_figures, statement_labels
@@ -677,11 +678,12 @@ class Builder:
         # issue 11: a no-hint variant only for indices whose convention is standard; its prompt states the conventions
         variants = [v for v in cfg.hint_variants if v == "hint" or all(ix.no_hint for ix in item.indices)]
         hinted = [variant == "hint" for variant in variants]
+        period_rules = period_notes(item.indices, item.periods, language)  # how a TTM / standalone quarter is formed
         head, users = instructions.user_messages(  # the prompt's shared parts are written once for all variants
             choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
             periods=item.periods, kinds=kinds, currency=currency, scope_note=parent_shown, split_text=split_text,
-            variants=[([ix.hint_text(language) for ix in item.indices], None) if hint else
-                      (None, [ix.convention_notes(language) for ix in item.indices]) for hint in hinted])
+            variants=[([ix.hint_text(language) for ix in item.indices], period_rules) if hint else
+                      (None, [ix.convention_notes(language) + period_rules for ix in item.indices]) for hint in hinted])
         # shared by the variants' rows like `provenance` (rows are only read once written: counted, checked, dumped)
         unrounded = [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value
         for hint, user in zip(hinted, users):

@@ -193,11 +193,14 @@ def _conventions_block(pool: dict, index_names: list[str], conventions: list) ->
     return lines
 
 
-def _formula_block(pool: dict, index_names: list[str], hints: list[str] | None, conventions: list[str] | None) -> list[str]:
-    """The hint lines (the formulas), or without hints the conventions the answer uses (none when all are standard)."""
+def _formula_block(pool: dict, index_names: list[str], hints: list[str] | None, conventions: list | None) -> list[str]:
+    """The hint lines (the formulas), or without hints the conventions the answer uses (none when all are standard).
+    With hints, `conventions` are sentences every hinted index shares beyond its hint (how its target periods are
+    formed: `conventions.period_notes`), stated once after the formulas."""
     if hints is None:
         return _conventions_block(pool, index_names, conventions or [])
+    shared = [pool["conventions"].format(conventions=pool.get("sentence_sep", " ").join(conventions))] if conventions else []
     if len(hints) == 1:
-        return [pool["hint_single"].format(hint=hints[0])]
+        return [pool["hint_single"].format(hint=hints[0]), *shared]
     items = "\n".join(pool["hint_item"].format(index=n, hint=h) for n, h in zip(index_names, hints))
-    return [pool["hint_table"].format(hints=items)]
+    return [pool["hint_table"].format(hints=items), *shared]

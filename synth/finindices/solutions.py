@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
 from ledgerlm.synth.indices.compute import UNIT_SCALES
+from ledgerlm.synth.indices.conventions import period_notes
 from ledgerlm.synth.statements.periods import parse_report
 from ledgerlm.synth.statements.render import shown_scaled
 from ledgerlm.synth.statements.taxonomy import concept_info
@@ -241,7 +242,8 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
     lines += ["", t["formula"]]
     # issue 11: the solution names the conventions it used, each sentence once however many indices share it
-    notes = list(dict.fromkeys(n for ix in item.indices for n in ix.convention_notes(language) if n))
+    notes = list(dict.fromkeys([*(n for ix in item.indices for n in ix.convention_notes(language) if n),
+                                *period_notes(item.indices, item.periods, language)]))
     if notes:
         lines.append(t["conventions"].format(text=(" " if language == "en" else "").join(notes)))
     many = len(item.values) * len(item.periods) > 1

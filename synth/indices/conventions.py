@@ -28,6 +28,7 @@ import functools
 
 from ledgerlm.synth.indices.concepts import is_concept
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Num, Node
+from ledgerlm.synth.statements.periods import parse_period
 from ledgerlm.synth.statements.taxonomy import concept_info
 
 ALL_KINDS = ("FY", "Q", "H1", "Q3YTD", "TTM")
@@ -230,6 +231,34 @@ def hint_text(index, language: str) -> str:
     return f"{base}{'' if base.endswith('。') else '。'}{extra}"
 
 
+def reads_flows(index, registry) -> bool:
+    """Does the formula read a flow, a per-share amount or a weighted share count (a value over a window, which a
+    standalone quarter or a TTM period is derived for), rather than balances only?"""
+    for c in closure(index, registry)[2]:
+        try:
+            info = concept_info(c)
+        except KeyError:
+            return True
+        if info.kind != "stock" and not (info.kind == "shares" and info.statement == "balance"):
+            return True
+    return False
+
+
+PERIOD_KEYS = {"TTM": "ttm", "Q": "standalone"}  # a target period of this kind is derived by this NOTES rule
+
+
+def period_notes(indices, periods, language: str) -> list[str]:
+    """The period-algebra conventions a question's target periods need and its indices' own notes do not state: a TTM
+    or standalone-quarter value of an index that reads flows is derived from year-to-date reports (seed-8087 helper
+    audit: 337 rows asked a TTM or quarter of a formula without ttm() or quarter() and never said how it is formed).
+    Each sentence is one of NOTES, in its place there."""
+    if not any(ix.reads_flows for ix in indices):
+        return []
+    keys = {PERIOD_KEYS.get(parse_period(p).kind) for p in periods} - {None}
+    own = set().union(*(ix.conventions for ix in indices))
+    return list(_notes(tuple(sorted(keys - own)), language)) if keys - own else []
+
+
 def default_periods(index, registry) -> tuple[str, ...]:
     """Period kinds an index fits, from its formula (see registry.py)."""
     ops, builtins, concepts, _ = closure(index, registry)
@@ -392,6 +421,9 @@ def fill_defaults(registry) -> None:
             changes["no_hint"] = tuple(ix.applies_to) == ("us-gaap", "ifrs", "cas")  # standard-specific: hint always
         if changes:
             registry[index_id] = dataclasses.replace(ix, **changes)
+    for index_id, ix in list(registry.items()):
+        if ix.reads_flows is None:
+            registry[index_id] = ix = dataclasses.replace(ix, reads_flows=reads_flows(ix, registry))
     for index_id, ix in list(registry.items()):
         if ix.positive_base is None:
             registry[index_id] = ix = dataclasses.replace(ix, positive_base=positive_base(ix, registry))

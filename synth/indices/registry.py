@@ -65,6 +65,7 @@ class Index:
     conventions: tuple[str, ...] = ()  # keys of conventions.NOTES the answer depends on (set by fill_defaults)
     definitions: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (en, zh) of the indices its hint names (fill_defaults)
     positive_base: bool | None = None  # a ratio over net income / EBITDA / equity / invested capital: undefined when <= 0
+    reads_flows: bool | None = None  # its formula reads a flow, per-share amount or share count of a period (fill_defaults)
 
     @property
     def needs(self) -> Needs:
