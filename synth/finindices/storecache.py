@@ -53,10 +53,11 @@ from ledgerlm.synth.indices.registry import accounting_standard
 
 STATEMENTS_DIR = Path(__file__).resolve().parents[1] / "statements"
 REGISTRY_FILE = Path(__file__).resolve().parents[1] / "indices" / "registry.py"  # accounting_standard: its answer is cached
-FORMAT = "stores-v9"  # v4: stores built as synth stores (quarter_columns=False); v5: state = calendar + fact index (issue 13);
+FORMAT = "stores-v10"  # v4: stores built as synth stores (quarter_columns=False); v5: state = calendar + fact index (issue 13);
 # v6: dicts of cells stored as column tables (issue 17); v7: a per-company summary in the index (issue 17);
 # v8: a table's row count in its header, one-value columns without codes, codes packed as base64 uint16 (issue 17);
-# v9: cells carry what the concept's other tags report for their window (facts.with_alternates)
+# v9: cells carry what the concept's other tags report for their window (facts.with_alternates);
+# v10: the fact index keeps the balance lines it withholds (sheets.py)
 DEFAULT_RESIDENT = 64  # FactStores kept in memory at once (least recently used leave first, with their memoised work)
 
 

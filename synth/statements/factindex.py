@@ -75,6 +75,7 @@ class FactIndex:
     cells: dict[CellKey, Cell] = field(default_factory=dict)
     quarter_reported: dict[QuarterKey, Cell] = field(default_factory=dict)
     unplaced: int = 0  # facts whose window matched no fiscal period (e.g. 2-month stubs)
+    withheld: dict[CellKey, str] = field(default_factory=dict)  # balance lines of another presentation (sheets.py): why
 
     def replace(self, **changes) -> "FactIndex":
         """A new index with some fields replaced (and, being new, no derived cache)."""

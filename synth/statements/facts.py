@@ -116,7 +116,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
         return df.assign(adjustment="", alternates="").reset_index(drop=True)
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
-    mapped = drop_wrong_share_counts(drop_partial_totals(df[df["concept"] != ""]))
+    mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
     mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_construction_capex(positive_payments(mapped)))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
@@ -191,6 +191,68 @@ def drop_partial_totals(df: pd.DataFrame) -> pd.DataFrame:
     if not wrong:
         return df
     return df[[k not in wrong for k in zip(df["company"], df["concept"], df["tag"])]]
+
+
+TWINS = {"other_current_assets": "other_noncurrent_assets", "other_current_liabilities": "other_noncurrent_liabilities"}
+
+
+def drop_twin_mistags(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop a company's tag for a current line where a filing reports under it the very figure (non-zero) that the
+    non-current line of the same date has, in filings that also report the current line under another tag: the
+    filer put its non-current line under the current tag. NVIDIA's FY2013 and FY2019 10-Qs tag "Other assets"
+    (non-current; 120.3 M at 2012-01-29, 319 M at 2018-01-28, its 10-Ks' OtherAssetsNoncurrent) as OtherAssetsCurrent
+    beside "Prepaid expenses and other current assets" (49.4 M, 86 M): shown as other current assets, the lines came to
+    more than total current assets (seed-6061 helper audit)."""
+    at = ["company", "scope", "end"]
+    wrong = set()
+    for current, twin in TWINS.items():
+        cur = df[(df["concept"] == current) & (df["value"] != 0)]
+        if cur.empty:
+            continue
+        pairs = cur[at + ["tag", "value"]].merge(df.loc[df["concept"] == twin, at + ["value"]], on=at + ["value"])
+        wrong |= {(c, current, t) for c, t in zip(pairs["company"], pairs["tag"])}
+    if not wrong:
+        return df
+    key = ["company", "scope", "source", "end", "concept"]
+    tags_per_filing = df[df["concept"].isin(list(TWINS))].groupby(key)["tag"].nunique()
+    several = set(tags_per_filing[tags_per_filing > 1].index)
+    drop = [(c, k, t) in wrong and (c, sc, src, e, k) in several
+            for c, sc, src, e, k, t in zip(df["company"], df["scope"], df["source"], df["end"], df["concept"], df["tag"])]
+    return df[[not d for d in drop]]
+
+
+SUBTOTAL_TOLERANCE = (0.01, 0.05)  # of total liabilities (or assets) / of total liabilities and equity
+
+
+def drop_section_subtotals(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop a company's tag for total non-current liabilities (assets) where a filing's figure is not the rest of its
+    total liabilities (assets) after the current ones — or, without total liabilities, leaves more than 5 % of total
+    liabilities and equity unaccounted beside current liabilities and total equity: the filer uses the tag for a
+    section subtotal. Con Edison tags "Total other non-current liabilities" (5,379 M at 2008-12-31, long-term debt of
+    9,232 M not in it) as LiabilitiesNoncurrent; shown as total non-current liabilities, it entered long-term capital
+    ratios as if the company had no long-term debt (seed-6061 helper audit)."""
+    import pandas as pd
+
+    key = ["company", "scope", "source", "end", "unit"]
+    lines = df[df["start"] == ""].pivot_table(index=key, columns="concept", values="value", aggfunc="first")
+    if lines.empty:
+        return df
+    col = lambda name: lines[name] if name in lines.columns else pd.Series(float("nan"), index=lines.index)  # noqa: E731
+    tight, loose = SUBTOTAL_TOLERANCE
+    ncl, ncl_rest = col("noncurrent_liabilities"), col("total_liabilities") - col("current_liabilities")
+    equity = col("total_equity").fillna(col("equity_parent")) + col("temporary_equity").fillna(0)
+    unaccounted = col("liabilities_and_equity").fillna(col("total_assets")) - col("current_liabilities") - ncl - equity
+    bad_ncl = ((ncl - ncl_rest).abs() > tight * col("total_liabilities").abs()) | \
+              (ncl_rest.isna() & (unaccounted.abs() > loose * col("liabilities_and_equity").fillna(col("total_assets")).abs()))
+    nca = col("noncurrent_assets")
+    bad_nca = (nca - (col("total_assets") - col("current_assets"))).abs() > tight * col("total_assets").abs()
+    wrong = {(k[0], "noncurrent_liabilities") for k in lines.index[bad_ncl & ncl.notna()]}
+    wrong |= {(k[0], "noncurrent_assets") for k in lines.index[bad_nca & nca.notna()]}
+    if not wrong:
+        return df
+    tags = df[[(c, k) in wrong for c, k in zip(df["company"], df["concept"])]]
+    bad_tags = set(zip(tags["company"], tags["concept"], tags["tag"]))
+    return df[[(c, k, t) not in bad_tags for c, k, t in zip(df["company"], df["concept"], df["tag"])]]
 
 
 def drop_wrong_share_counts(df: pd.DataFrame) -> pd.DataFrame:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.facts import select_latest
+from ledgerlm.synth.statements.sheets import withhold_conflicting_fills
 from ledgerlm.synth.statements.factindex import Cell, FactIndex
 from ledgerlm.synth.statements.fiscal_calendar import (ANNUAL_DAYS, QUARTER_DAYS, Calendar, FiscalYear, report_ends,
                                                        report_for_instant)
@@ -53,6 +54,7 @@ def index_facts(facts: pd.DataFrame) -> tuple[Calendar, FactIndex]:
         ends = report_ends(years, latest[latest["start"].notna()])
         calendar.add_report_ends(company, ends)
         _place(index, company, latest, years, ends)
+        withhold_conflicting_fills(index, company)
         calendar.add_first_filed(company, cdf)
     return calendar, index
 

@@ -261,6 +261,9 @@ class FactStore(StoreViews):
         if cell is not None:
             return cell.ref(concept, report.label)
         where = "" if scope == "consolidated" else f" ({scope})"
+        withheld = self.index.withheld.get((company, scope, concept, report)) if visible else None
+        if withheld is not None:  # a line of another presentation of this date (sheets.py): unknown here, never 0
+            return NotDerivable(withheld, company=company, concept=concept, period=report.label, missing=[report.label])
         statement = _meta(concept)[0]
         if visible and self._has_report(company, report, scope, statement):
             if statement == "balance" and not self._full_balance_sheet(company, report, scope):

@@ -1,0 +1,93 @@
+"""Balance sheets assembled from several filings: lines an older presentation adds to the latest one are withheld
+where the arithmetic proves they are counted twice.
+
+    python -m ledgerlm.synth.statements.sheets            # what the embedded data withholds, per company and date
+
+A report's balance lines are the latest filed value of each line (facts.select_latest), so a line the latest
+balance sheet at a date (the filing its total assets come from) does not show is filled from an earlier filing of the
+same date. Where the later filing reclassified, the filled line is counted twice: Apple's FY2018 10-K folds FY2017's
+accrued expenses (25,744 M) into "other current liabilities" and goodwill and intangibles (8,015 M) into "other
+non-current assets", so the FY2017 sheet showed current liabilities of 126,558 M under a total of 100,814 M;
+Alphabet's FY2023 10-K folds FY2022's inventory (2,670 M) into other current assets (seed-6061 helper audit).
+
+`withhold_conflicting_fills(index, company)`: for each balance sheet and each section (current / non-current assets,
+current / non-current liabilities), the section's disjoint face lines (SECTIONS: lines a filer never nests in another
+of the list) are added; where they exceed the section total by more than `TOLERANCE` and leaving out the lines one
+earlier filing supplied brings them within it, every balance line that filing supplied at that date is withheld:
+it is a fact of another presentation, not 0 and not a line of this one. The store refuses a withheld line as a missing
+report (so no "a line not shown counts as 0" rule reads it as 0). Lines the filer nests (taxes payable within accrued
+liabilities, right-of-use assets within other assets) are not in SECTIONS, so a sheet that only nests proves nothing.
+"""
+from __future__ import annotations
+
+import sys
+
+from ledgerlm.synth.statements.factindex import FactIndex
+
+# section total -> lines that are disjoint parts of it on every filer's face statement
+SECTIONS = {
+    "current_assets": ("cash", "short_term_investments", "notes_receivable", "accounts_receivable", "prepayments",
+                       "other_receivables", "inventory", "contract_assets", "other_current_assets"),
+    "noncurrent_assets": ("long_term_investments", "ppe_net", "intangible_assets", "goodwill", "other_noncurrent_assets"),
+    "current_liabilities": ("short_term_debt", "accounts_payable", "accrued_liabilities", "deferred_revenue",
+                            "other_current_liabilities", "current_portion_long_term_debt"),
+    "noncurrent_liabilities": ("long_term_debt", "other_noncurrent_liabilities"),
+}
+TOLERANCE = 1e-3  # of the section total: rounding of the filed lines never reaches it
+WITHHELD_NOTE = "withheld"
+
+
+def withhold_conflicting_fills(index: FactIndex, company: str) -> None:
+    """Move the balance lines of `company` that `_conflicting` proves counted twice from `index.cells` to
+    `index.withheld` (the reason as value)."""
+    cells = index.cells
+    sheets: dict = {}
+    for key, cell in cells.items():
+        if key[0] == company and key[2] == "total_assets":
+            sheets[(key[1], key[3])] = cell.source
+    for (scope, report), sheet in sheets.items():
+        for source, section in _conflicting(cells, company, scope, report, sheet):
+            why = (f"{company}: the {report.label} balance sheet of {sheet} does not show this line, and the lines filing "
+                   f"{source} adds to its {section} exceed their total: another presentation of that date, withheld")
+            for key in [k for k, c in cells.items() if k[0] == company and k[1] == scope and k[3] == report
+                        and c.source == source and c.statement == "balance"]:
+                index.withheld[key] = why
+                del cells[key]
+
+
+def _conflicting(cells: dict, company: str, scope: str, report, sheet: str) -> list[tuple[str, str]]:
+    """(filing, section) pairs: an earlier filing whose lines make the section exceed its total (see module doc)."""
+    found = []
+    for total, parts in SECTIONS.items():
+        top = cells.get((company, scope, total, report))
+        if top is None or top.source != sheet:
+            continue
+        lines = [c for c in (cells.get((company, scope, part, report)) for part in parts) if c is not None]
+        limit = top.value + TOLERANCE * abs(top.value)
+        shown = sum(c.value for c in lines)
+        if shown <= limit:
+            continue
+        by_source: dict[str, float] = {}
+        for c in lines:
+            if c.source != sheet:
+                by_source[c.source] = by_source.get(c.source, 0.0) + c.value
+        found += [(source, total) for source, added in by_source.items() if shown - added <= limit]
+    return list(dict.fromkeys(found))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ledgerlm.synth.statements.store import FactStore
+
+    store = FactStore.from_sources(argv or None)
+    by_reason: dict[tuple[str, str, str], list[str]] = {}
+    for key, why in store.index.withheld.items():
+        by_reason.setdefault((key[0], key[3].label, why), []).append(key[2])
+    for (company, report, why), lines in sorted(by_reason.items()):
+        print(f"{company} {report}: {', '.join(sorted(lines))}\n  {why}")
+    sheets = {(c, r) for c, r, _ in by_reason}
+    print(f"{len(store.index.withheld)} lines withheld at {len(sheets)} balance sheets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
