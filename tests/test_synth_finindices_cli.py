@@ -177,3 +177,16 @@ def test_drop_work_never_removes_a_folder_holding_published_files(tmp_path):
     assert cli.drop_work(old, [old]) == []
     assert cli.drop_work(inside / "ds", [inside]) == []
     assert (old / "train.jsonl").is_file() and (inside / "ds").is_dir()
+
+
+@pytest.mark.parametrize("procs", ["1", "2"])
+def test_reruns_into_the_same_folder_keep_the_published_bytes(tmp_path, small_config, reference, procs):
+    """New-user audit: a second run left train.jsonl.tmp as a link to the published split (rename(2) of two links to
+    one file does nothing) and a third run opened it with truncation, emptying the dataset and its resume streams."""
+    out = tmp_path / "d"
+    for _ in range(3):
+        assert cli.main(["--config", str(small_config), "--out", str(out), "--num-proc", procs, "--no-progress"]) == 0
+        assert sha(out) == sha(reference) and not list(out.glob("*.tmp"))
+    (out / "train.jsonl.tmp").hardlink_to(out / "train.jsonl")  # what a killed run may leave behind
+    assert cli.main(["--config", str(small_config), "--out", str(out), "--num-proc", procs, "--no-progress"]) == 0
+    assert sha(out) == sha(reference) and not list(out.glob("*.tmp"))

@@ -635,7 +635,9 @@ def write_splits(out: Path, rows: Iterator[tuple[dict, Span]], on_row: Callable[
     are copied in one call (a worker's consecutive slots of one split: 8,673 rows of a --num 10000 run with 2 workers
     took 3,534 calls)."""
     out.mkdir(parents=True, exist_ok=True)
-    handles = {s: open(out / f"{s}.jsonl.tmp", "wb", buffering=0) for s in SPLITS}  # unbuffered: written by fd
+    for s in SPLITS:  # a temp file left by a killed run may be a link to a stream or a published split: never truncated
+        (out / f"{s}.jsonl.tmp").unlink(missing_ok=True)
+    handles = {s: open(out / f"{s}.jsonl.tmp", "xb", buffering=0) for s in SPLITS}  # unbuffered: written by fd
     linkable = streams.paths if streams is not None else {}
     runs: dict[str, list | None] = {s: [None, 0] for s in SPLITS}  # split -> [stream fd, its bytes so far]; None: copied
     pending: dict[str, list] = {}  # split -> [fd, offset, length] of rows not copied yet (one span of one file)
@@ -678,4 +680,8 @@ def write_splits(out: Path, rows: Iterator[tuple[dict, Span]], on_row: Callable[
         for f in handles.values():
             f.close()
     for s in SPLITS:
-        os.replace(out / f"{s}.jsonl.tmp", out / f"{s}.jsonl")
+        tmp, final = out / f"{s}.jsonl.tmp", out / f"{s}.jsonl"
+        if final.exists() and os.path.samefile(tmp, final):
+            tmp.unlink()  # a rerun linked the same stream: rename(2) of two links to one file does nothing, leaving tmp
+        else:
+            os.replace(tmp, final)
