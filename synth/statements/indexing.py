@@ -54,8 +54,8 @@ def index_facts(facts: pd.DataFrame) -> tuple[Calendar, FactIndex]:
         ends = report_ends(years, latest[latest["start"].notna()])
         calendar.add_report_ends(company, ends)
         _place(index, company, latest, years, ends)
-        withhold_conflicting_fills(index, company)
         calendar.add_first_filed(company, cdf)
+    withhold_conflicting_fills(index)
     return calendar, index
 
 

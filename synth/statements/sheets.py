@@ -10,7 +10,7 @@ accrued expenses (25,744 M) into "other current liabilities" and goodwill and in
 non-current assets", so the FY2017 sheet showed current liabilities of 126,558 M under a total of 100,814 M;
 Alphabet's FY2023 10-K folds FY2022's inventory (2,670 M) into other current assets (seed-6061 helper audit).
 
-`withhold_conflicting_fills(index, company)`: for each balance sheet and each section (current / non-current assets,
+`withhold_conflicting_fills(index)`: for each balance sheet and each section (current / non-current assets,
 current / non-current liabilities), the section's disjoint face lines (SECTIONS: lines a filer never nests in another
 of the list) are added; where they exceed the section total by more than `TOLERANCE` and leaving out the lines one
 earlier filing supplied brings them within it, every balance line that filing supplied at that date is withheld:
@@ -34,41 +34,46 @@ SECTIONS = {
     "noncurrent_liabilities": ("long_term_debt", "other_noncurrent_liabilities"),
 }
 TOLERANCE = 1e-3  # of the section total: rounding of the filed lines never reaches it
-WITHHELD_NOTE = "withheld"
+_SECTION_CONCEPTS = frozenset(SECTIONS).union(*SECTIONS.values(), {"total_assets"})
 
 
-def withhold_conflicting_fills(index: FactIndex, company: str) -> None:
-    """Move the balance lines of `company` that `_conflicting` proves counted twice from `index.cells` to
-    `index.withheld` (the reason as value)."""
+def withhold_conflicting_fills(index: FactIndex) -> None:
+    """Move the balance lines `_conflicting` proves counted twice from `index.cells` to `index.withheld` (the reason as
+    value). One pass over the cells: balance lines grouped by sheet (company, scope, report)."""
     cells = index.cells
-    sheets: dict = {}
+    sheets: dict[tuple, dict[str, tuple]] = {}
     for key, cell in cells.items():
-        if key[0] == company and key[2] == "total_assets":
-            sheets[(key[1], key[3])] = cell.source
-    for (scope, report), sheet in sheets.items():
-        for source, section in _conflicting(cells, company, scope, report, sheet):
+        if cell.statement == "balance" or key[2] in _SECTION_CONCEPTS:
+            sheets.setdefault((key[0], key[1], key[3]), {})[key[2]] = (key, cell)
+    for (company, scope, report), lines in sheets.items():
+        total = lines.get("total_assets")
+        if total is None:
+            continue
+        sheet = total[1].source
+        for source, section in _conflicting(lines, sheet):
             why = (f"{company}: the {report.label} balance sheet of {sheet} does not show this line, and the lines filing "
                    f"{source} adds to its {section} exceed their total: another presentation of that date, withheld")
-            for key in [k for k, c in cells.items() if k[0] == company and k[1] == scope and k[3] == report
-                        and c.source == source and c.statement == "balance"]:
-                index.withheld[key] = why
-                del cells[key]
+            for key, cell in lines.values():
+                if cell.source == source and key in cells:
+                    index.withheld[key] = why
+                    del cells[key]
 
 
-def _conflicting(cells: dict, company: str, scope: str, report, sheet: str) -> list[tuple[str, str]]:
-    """(filing, section) pairs: an earlier filing whose lines make the section exceed its total (see module doc)."""
+def _conflicting(lines: dict[str, tuple], sheet: str) -> list[tuple[str, str]]:
+    """(filing, section) pairs of one sheet (`lines`: concept -> (key, cell)): an earlier filing whose lines make the
+    section exceed its total (see module doc)."""
     found = []
     for total, parts in SECTIONS.items():
-        top = cells.get((company, scope, total, report))
-        if top is None or top.source != sheet:
+        top = lines.get(total)
+        if top is None or top[1].source != sheet:
             continue
-        lines = [c for c in (cells.get((company, scope, part, report)) for part in parts) if c is not None]
-        limit = top.value + TOLERANCE * abs(top.value)
-        shown = sum(c.value for c in lines)
+        parts_shown = [lines[part][1] for part in parts if part in lines]
+        limit = top[1].value + TOLERANCE * abs(top[1].value)
+        shown = sum(c.value for c in parts_shown)
         if shown <= limit:
             continue
         by_source: dict[str, float] = {}
-        for c in lines:
+        for c in parts_shown:
             if c.source != sheet:
                 by_source[c.source] = by_source.get(c.source, 0.0) + c.value
         found += [(source, total) for source, added in by_source.items() if shown - added <= limit]
