@@ -190,3 +190,26 @@ def test_reruns_into_the_same_folder_keep_the_published_bytes(tmp_path, small_co
     (out / "train.jsonl.tmp").hardlink_to(out / "train.jsonl")  # what a killed run may leave behind
     assert cli.main(["--config", str(small_config), "--out", str(out), "--num-proc", procs, "--no-progress"]) == 0
     assert sha(out) == sha(reference) and not list(out.glob("*.tmp"))
+
+
+def test_out_that_is_a_file_is_refused_before_any_work(tmp_path, small_config, capsys):
+    """New-user audit: --out naming a file failed with a FileExistsError traceback after the whole build, leaving OUT.work/."""
+    from ledgerlm import cli as ledgerlm_cli
+
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    assert ledgerlm_cli.main(["synth", "--config", str(small_config), "--out", str(afile), "--no-progress"]) == 1
+    assert capsys.readouterr().err == f"ledgerlm synth: error: --out {afile} is an existing file: give a folder for the dataset\n"
+    assert afile.read_text() == "mine\n" and not dataset.work_dir(afile).exists()
+
+
+def test_out_holding_unrelated_files_is_refused_before_any_work(tmp_path, small_config):
+    """New-user audit: the dataset was written silently beside a folder's own files. Only a folder holding what a run
+    publishes (a rerun: test_reruns_into_the_same_folder_keep_the_published_bytes) is written into."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    (folder / "train.jsonl").write_text("")
+    with pytest.raises(InputError, match=rf"--out {folder} already holds files a synth run does not write \(notes.txt\)"):
+        cli.main(["--config", str(small_config), "--out", str(folder), "--no-progress"])
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "train.jsonl"] and not dataset.work_dir(folder).exists()

@@ -33,7 +33,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default="finindices", help="finindices (default) | macrolens-t3")
     p.add_argument("--config", help="YAML config (fields of SynthConfig); flags override it")
     p.add_argument("--source", action="append", dest="sources", help="facts file/folder (repeatable); default: embedded SEC sample")
-    p.add_argument("--out", help="output dataset folder (resume state: shards/ + run.json in the sibling OUT.work/)")
+    p.add_argument("--out", help="output dataset folder: new, empty or an earlier synth output (resume state: shards/ + "
+                   "run.json in the sibling OUT.work/)")
     p.add_argument("--num", type=int, help="N, the number of samples to attempt (default 2000; rounded up to whole items, one "
                    "sample per hint variant). Samples dropped as duplicates, over the token cap or without a derivable target "
                    "are counted by reason under `drops` in manifest.json, so the dataset can hold fewer than N rows")
@@ -94,6 +95,21 @@ def _check_ray_flags(args: argparse.Namespace) -> None:
     ray_runner.require_ray()
 
 
+def _check_out(out: Path) -> None:
+    """Before any work: OUT is new, or a folder holding only what a synth run publishes there (a rerun or resume
+    overwrites those), or a work dir itself (`dataset.work_dir`). A file, or a folder of other files, is refused."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is an existing file: give a folder for the dataset")
+    if not out.is_dir() or dataset.work_dir(out) == out:
+        return
+    # (NAME.tmp: what a killed run leaves of NAME)
+    others = sorted(p.name for p in out.iterdir() if p.name.removesuffix(".tmp") not in dataset.PUBLISHED)
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise InputError(f"--out {out} already holds files a synth run does not write ({shown}): give a new or empty "
+                         f"folder, or one an earlier `ledgerlm synth` wrote ({', '.join(dataset.PUBLISHED)})")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--task" in argv and argv[argv.index("--task") + 1:][:1] == ["macrolens-t3"]:
@@ -110,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     out = Path(args.out)
+    _check_out(out)
     if args.drop_work and args.shard:
         raise InputError("--drop-work with --shard: a shard job's work dir is what the merge reads; pass --drop-work "
                          "to the --merge", field="drop-work")

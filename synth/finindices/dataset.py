@@ -43,6 +43,9 @@ def long_lived_caches():
         gc.unfreeze()  # ... and from there into the oldest one
 
 
+PUBLISHED = tuple(f"{s}.jsonl" for s in shards.SPLITS) + ("manifest.json", "README.md")  # what a run writes into OUT
+
+
 def work_dir(out: Path) -> Path:
     """Where a dataset folder's resume state (`shards/`, `run.json`) lives: the sibling `<out>.work/`, so the
     published folder holds only train/dev/test.jsonl, manifest.json and README.md. A folder that already
