@@ -111,3 +111,24 @@ def test_kept_line_matches_the_rows_written(one_company):
     dups = manifest["drops"].get("duplicate", 0)
     assert kept_line(manifest) == f"synth: {n + dups} generated - {dups} duplicates = {n} kept (manifest.json)"
 
+
+
+@pytest.mark.parametrize("env, reason", [({"HF_HUB_OFFLINE": "1"}, "OfflineModeIsEnabled: Cannot reach"),
+                                         ({"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": "hf_test"},
+                                          "ConnectError: ")])
+def test_push_without_the_hub_says_the_dataset_is_built_and_why_the_push_failed(one_company, env, reason):
+    """New-user audit: --push-to-hub without network was a 116-line httpx traceback after the build. Now one line, exit 1,
+    the dataset kept. A rerun into the same folder (resumed); the Hub is offline mode or a refused local port."""
+    import os
+    import subprocess
+    import sys
+
+    before = (one_company / "train.jsonl").read_bytes()
+    run = subprocess.run([sys.executable, "-m", "ledgerlm.cli", "synth", "--source", str(NVDA), "--out", str(one_company),
+                          "--num", "120", "--no-progress", "--push-to-hub", "me/nvda"],
+                         capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ledgerlm synth: error: the dataset is built at {one_company}; push to "
+                           f"https://huggingface.co/datasets/me/nvda failed: {reason}"), run.stderr
+    assert (one_company / "train.jsonl").read_bytes() == before

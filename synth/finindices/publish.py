@@ -25,6 +25,8 @@ def load_splits(folder: str | Path):
     for name in ("README.md", "train.jsonl", "dev.jsonl", "test.jsonl"):
         if not (folder / name).is_file():
             raise InputError(f"no {name}: not a finished `ledgerlm synth` dataset folder", path=str(folder))
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # reading local files: no "Generating train split" bars around a push's one-line error
     try:
         # a private, throw-away cache: datasets keys its cache by folder *name* and card, so a cached build of an
         # earlier folder with the same name would be uploaded instead of these files
@@ -33,6 +35,9 @@ def load_splits(folder: str | Path):
     except Exception as err:  # datasets raises many types (DatasetGenerationError, ValueError, ...)
         raise InputError(f"datasets.load_dataset cannot read it: {type(err).__name__}: {str(err).splitlines()[0][:300]}",
                          path=str(folder)) from None
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
     if tuple(splits) != CARD_SPLITS:
         raise InputError(f"the card's configs give splits {list(splits)}, expected {list(CARD_SPLITS)}", path=str(folder / "README.md"))
     return splits
@@ -41,6 +46,7 @@ def load_splits(folder: str | Path):
 def push(folder: str | Path, repo_id: str, *, private: bool = False, token: str | None = None) -> str:
     """Upload card + manifest, then the splits with `DatasetDict.push_to_hub`; returns the dataset URL."""
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import HTTPError  # the Hub client's transport errors (httpx2's ConnectError, ...)
 
     folder = Path(folder)
     splits = load_splits(folder)
@@ -51,7 +57,8 @@ def push(folder: str | Path, repo_id: str, *, private: bool = False, token: str 
             api.upload_file(path_or_fileobj=str(folder / name), path_in_repo=name, repo_id=repo_id, repo_type="dataset",
                             commit_message=f"ledgerlm synth: {name}")
         splits.push_to_hub(repo_id, private=private, token=token, commit_message="ledgerlm synth: train/validation/test")
-    except (OSError, ValueError) as err:  # HTTP errors (requests/httpx) are OSErrors; bad repo ids are ValueErrors
-        raise LedgerError(f"push to https://huggingface.co/datasets/{repo_id} failed: {type(err).__name__}: "
-                          f"{str(err).splitlines()[0][:300]}") from None
+    except (OSError, ValueError, HTTPError) as err:  # Hub HTTP errors and HF_HUB_OFFLINE are OSErrors; a bad repo id a ValueError
+        reason = (str(err).strip().splitlines() or [""])[0][:300]
+        raise LedgerError(f"the dataset is built at {folder}; push to https://huggingface.co/datasets/{repo_id} failed: "
+                          f"{type(err).__name__}: {reason}") from None
     return f"https://huggingface.co/datasets/{repo_id}"
