@@ -31,6 +31,15 @@ def test_synth_broken_yaml_names_file_line_and_column(tmp_path, capsys):
     assert err.count("\n") == 1 and f"file {tmp_path / 'c.yaml'}: not valid YAML: line 2, column 5" in err
 
 
+def test_synth_config_unknown_language_names_file_field_and_the_supported_ones(tmp_path, capsys):
+    """New-user audit: `languages: [en, fr]` named an internal template file, after the progress bar had started."""
+    (tmp_path / "c.yaml").write_text("languages: [en, fr]\n")
+    assert cli.main(["synth", "--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err == f"ledgerlm synth: error: file {tmp_path / 'c.yaml'}; field 'languages': unsupported language 'fr'; supported: en, zh\n"
+    assert not (tmp_path / "o").exists() and not (tmp_path / "o.work").exists()
+
+
 def _sft_types():
     from trl import ModelConfig, SFTConfig
 
@@ -75,3 +84,4 @@ def test_a_config_that_is_not_a_mapping_is_refused(tmp_path):
     (tmp_path / "c.yaml").write_text("- a\n- b\n")
     with pytest.raises(Exception, match="a config file is a mapping of key: value, not a list"):
         read_yaml_config(tmp_path / "c.yaml", {"a"})
+

@@ -21,6 +21,7 @@ from ledgerlm.errors import InputError
 FORMATS = ["text", "json", "tuples", "html", "markdown", "latex"]
 AXES = ["domain", "caliber", "temporal+caliber", "temporal+domain"]
 SOLUTION_STYLES = ("full", "compact")
+LANGUAGES = ("en", "zh")  # the template pools under templates/ (instructions.templates)
 EMBEDDED_DATA = Path(__file__).resolve().parents[1] / "data" / "sec"  # = statements.sources.DEFAULT_DATA_DIR
 
 
@@ -35,7 +36,7 @@ class SynthConfig:
     model: str = ""  # the model to be trained (HF id or folder): the token cap then counts with its tokenizer (recorded in the manifest)
     max_tokens: int = 32768  # FinIndices context cap, tokens
     hint_variants: list[str] = field(default_factory=lambda: ["hint", "no_hint"])  # one sample per variant per item
-    languages: list[str] = field(default_factory=lambda: ["en", "zh"])
+    languages: list[str] = field(default_factory=lambda: list(LANGUAGES))  # prompt languages, one drawn per item
     paradigms: dict = field(default_factory=lambda: {"single": 0.7, "table": 0.3})  # draw weights
     axes: dict = field(default_factory=lambda: {a: 1.0 for a in AXES})  # draw weights over capability axes
     formats: list[str] = field(default_factory=lambda: list(FORMATS))  # statement renderings, one per shown report
@@ -189,6 +190,9 @@ def _check(cfg: SynthConfig, path: str | None) -> None:
     for a in cfg.axes:
         if a not in AXES:
             bad("axes", f"unknown axis {a!r}; expected {AXES}")
+    for lang in cfg.languages:
+        if lang not in LANGUAGES:
+            bad("languages", f"unsupported language {lang!r}; supported: {', '.join(LANGUAGES)}")
     for v in cfg.hint_variants:
         if v not in ("hint", "no_hint"):
             bad("hint_variants", f"unknown hint variant {v!r}; expected hint / no_hint")

@@ -16,11 +16,11 @@ import yaml
 
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices.answers import CURRENCY_UNITS, rounds_to_zero
+from ledgerlm.synth.finindices.config import LANGUAGES
 from ledgerlm.synth.finindices.pipeline import Drop
 from ledgerlm.synth.statements.periods import parse_period
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-LANGUAGES = ("en", "zh")
 REQUIRED_KEYS = ("system", "intro", "block_header", "blocks_end", "single", "table", "hint_single", "hint_table", "hint_item",
                  "units", "decimals", "currency", "answer", "periods", "scope", "scope_note", "conventions", "list_sep",
                  "split_note", "split_one", "split_many", "split_and", "conventions_by_index", "sentence_sep")
