@@ -207,3 +207,12 @@ def test_bad_settings_fail_before_any_request(tmp_path, bad):
     with pytest.raises(InputError):
         run(tmp_path, sampler, make_items(2), *bad)
     assert sampler.calls == []
+
+
+def test_openai_teacher_without_api_key_fails_before_any_output(tmp_path, monkeypatch):
+    """New-user audit: --teacher openai:gpt-4o-mini with OPENAI_API_KEY unset retried every request, then wrote a run."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = write_dataset(tmp_path / "data", make_items(2))
+    with pytest.raises(InputError, match="the environment variable OPENAI_API_KEY is not set"):
+        main(["--data", str(data), "--teacher", "openai:gpt-4o-mini", "--out", str(tmp_path / "out"), "--no-progress"])
+    assert not (tmp_path / "out").exists()

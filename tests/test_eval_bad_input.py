@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -10,8 +11,8 @@ import pytest
 from eval_fixtures import make_rows, write_dataset
 
 
-def _ledgerlm(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ledgerlm.cli", *args], capture_output=True, text=True, cwd=cwd)
+def _ledgerlm(*args: str, cwd, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ledgerlm.cli", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
 def _write(path, rows) -> None:
@@ -50,6 +51,32 @@ def test_eval_unloadable_hf_model(tmp_path):
     run = _ledgerlm("eval", "--benchmark", "finindices", "--model", f"hf:{tmp_path / 'no_model_here'}",
                     "--data", str(tmp_path / "data"), "--out", str(out), cwd=tmp_path)
     _fails_cleanly(run, out, "'--model'", "no_model_here")
+
+
+def test_eval_mistyped_local_model_folder_fails_at_once(tmp_path):
+    """New-user audit: pretrained=./no/such/folder was taken for a Hub id (52 s of retries online)."""
+    write_dataset(tmp_path / "data", make_rows(2, seed=1))
+    out = tmp_path / "run"
+    run = _ledgerlm("eval", "--model", "hf", "--model_args", "pretrained=./no/such/folder", "--tasks", "finindices",
+                    "--data", str(tmp_path / "data"), "--output_path", str(out), cwd=tmp_path)
+    _fails_cleanly(run, out, "no such model folder: ./no/such/folder")
+
+
+@pytest.mark.parametrize("form", ["legacy", "lm-eval"])
+def test_eval_openai_without_api_key_fails_before_any_request(tmp_path, form, monkeypatch):
+    """New-user audit: openai:gpt-4o-mini with OPENAI_API_KEY unset retried for 63 s, then left a partial run folder.
+    A server of one's own (--base-url) still needs no key."""
+    write_dataset(tmp_path / "data", make_rows(2, seed=1))
+    out = tmp_path / "run"
+    model = (["--benchmark", "finindices", "--model", "openai:gpt-4o-mini", "--out", str(out)] if form == "legacy" else
+             ["--model", "openai", "--model_args", "model=gpt-4o-mini", "--tasks", "finindices", "--output_path", str(out)])
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    run = _ledgerlm("eval", *model, "--data", str(tmp_path / "data"), cwd=tmp_path, env=env)
+    _fails_cleanly(run, out, "the environment variable OPENAI_API_KEY is not set")
+    from ledgerlm.inference.backends import make_backend
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert make_backend("openai:m", base_url="http://127.0.0.1:8000/v1").model_id == "openai:m@http://127.0.0.1:8000/v1"
 
 
 def test_eval_warns_when_backend_gives_no_answer(tmp_path):

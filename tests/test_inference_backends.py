@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import types
@@ -110,3 +111,15 @@ def test_parse_model_args():
         parse_model_args("pretrained")
     with pytest.raises(InputError, match="twice"):
         parse_model_args("dtype=a,dtype=b")
+
+
+@pytest.mark.parametrize("value, local", [("Qwen/Qwen3-0.6B", False), ("gpt2", False), ("runs/tiny-model", False),
+                                          ("./no/such", True), ("../m", True), ("/abs/m", True), ("~/m", True),
+                                          ("runs/a/b", True), ("runs\\m", True)])
+def test_what_counts_as_a_local_model_path(value, local, tmp_path):
+    """A value that cannot be a Hub id must be an existing folder: `no such model folder` at once, not Hub retries."""
+    assert backends.looks_like_local_path(value) is local
+    if local:
+        with pytest.raises(InputError, match=f"no such model folder: {re.escape(value)}"):
+            backends.require_model_folder(value)
+    backends.require_model_folder(str(tmp_path))  # an existing folder passes

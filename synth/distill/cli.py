@@ -82,12 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         rps=args.rps, tpm=args.tpm,
     )
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     items = load_items(args.data, args.split, args.hint_mode, args.limit)
     teacher = make_teacher(args.teacher, concurrency=config.concurrency, base_url=args.base_url,
                            api_key_env=args.api_key_env, max_retries=args.max_retries, backoff_base=args.backoff_base,
                            backoff_max=args.backoff_max,
                            timeout=args.timeout, batch_size=config.batch_size, dtype=args.dtype)
+    out.mkdir(parents=True, exist_ok=True)  # after the teacher: a missing API key or model folder leaves no --out behind
     jobs = plan_jobs(items, config, teacher.render)
     cache = CompletionCache(args.cache or out / "cache.jsonl")
     started = time.monotonic()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ledgerlm.errors import InputError
@@ -121,6 +122,19 @@ def make_backend(spec: str, **options: Any):
     kwargs = {**backend_options(name, options), **row.fixed}
     cls = row.load()
     return cls(target, **kwargs) if row.needs_target else cls(**kwargs)
+
+
+def looks_like_local_path(value: str) -> bool:
+    """`value` can only be a folder, never a Hub id (`name` or `namespace/name`): it starts with / ./ ../ or ~, has more
+    than one '/', or a backslash."""
+    return value.startswith(("/", "./", "../", "~")) or value.count("/") > 1 or "\\" in value
+
+
+def require_model_folder(path: str, field: str = "--model") -> None:
+    """A model path that looks local (`looks_like_local_path`) must exist; otherwise transformers / vLLM would take a
+    mistyped folder for a Hub id and retry the network (~52 s) before failing."""
+    if looks_like_local_path(path) and not Path(path).expanduser().exists():
+        raise InputError(f"no such model folder: {path}", field=field)
 
 
 def parse_model_args(text: str | None, flag: str = "--model_args") -> dict[str, str]:

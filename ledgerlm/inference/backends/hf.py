@@ -19,6 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ledgerlm.errors import InputError
+from ledgerlm.inference.backends import require_model_folder
 from ledgerlm.inference.backends.prompt import render as render_prompt, template_name
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
@@ -38,6 +39,9 @@ class HFSampler:
     def __init__(self, path: str, *, peft: str | None = None, device: str | None = None, dtype: str | None = None,
                  batch_size: int = 8, trust_remote_code: bool = False, revision: str | None = None,
                  max_model_len: int | None = None, sort_by_length: bool = True, chat_template: bool | str = True):
+        require_model_folder(path)  # a mistyped local folder fails now, not after the Hub's retries
+        if peft:
+            require_model_folder(peft, field="peft")
         self.sort_by_length = sort_by_length
         self.chat_template = chat_template
         self.model_id = f"hf:{path}" + (f"+peft:{peft}" if peft else "")

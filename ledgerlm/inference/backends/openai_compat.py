@@ -8,9 +8,11 @@ clients of CONNECTIONS_PER_CLIENT connections). Only 408, 429, 5xx, timeouts and
 are retried, by the one retry policy (`ledgerlm.inference.retry.RetryPolicy`: exponential backoff with
 jitter, `Retry-After` as seconds or an HTTP date, every wait capped at `backoff_max`). The
 API key comes from the environment variable `api_key_env` (default OPENAI_API_KEY) and never
-appears in logs or errors; credentials written into `base_url` (`https://user:key@host/v1?api_key=…`)
-are redacted from the model id, errors and logs (`redact_url`). Native `tool_calls` and
-`reasoning_content` (or `reasoning`) are returned on the Completion.
+appears in logs or errors; OpenAI's own API (the default base_url) with the variable unset is one
+error before any request (a server of your own, e.g. a local `vllm serve`, may need no key).
+Credentials written into `base_url` (`https://user:key@host/v1?api_key=…`) are redacted from the
+model id, errors and logs (`redact_url`). Native `tool_calls` and `reasoning_content` (or
+`reasoning`) are returned on the Completion.
 
 Every HTTP 200 body is validated (pydantic models of the chat-completions response): a body that is
 not an object with a non-empty `choices` list whose first choice has a string (or null) `content`
@@ -38,6 +40,7 @@ from typing import Any, AsyncIterator
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ledgerlm.errors import InputError
 from ledgerlm.inference.retry import RetryPolicy
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 from ledgerlm.inference.text import clean_text, redact_text
@@ -45,6 +48,7 @@ from ledgerlm.inference.text import clean_text, redact_text
 log = logging.getLogger(__name__)
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+OPENAI_HOST = "api.openai.com"  # the default base_url's host: it refuses every request without a key
 CONNECTIONS_PER_CLIENT = 4  # httpcore scans a client's whole pool on every event: keep pools small
 
 
@@ -75,6 +79,9 @@ class OpenAISampler:
     def __init__(self, model: str, *, base_url: str = "https://api.openai.com/v1", api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, max_retries: int = 6, timeout: float = 600.0,
                  backoff_base: float = 1.0, backoff_max: float = 60.0):
+        if _host(base_url) == OPENAI_HOST and not os.environ.get(api_key_env):  # before any request or output
+            raise InputError(f"openai:{model} needs an API key: the environment variable {api_key_env} is not set "
+                             "(set it, or point --base-url / base_url= at a server that needs none)", field="api_key_env")
         self.model = model
         self.model_id = f"openai:{model}@{redact_url(base_url.rstrip('/'))}"
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -237,6 +244,13 @@ def _bad_body(detail: str) -> Completion:
 
 
 _SECRET_PARAM = re.compile(r"key|token|secret|password|passwd|auth|sig|credential", re.IGNORECASE)
+
+
+def _host(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        return None
 
 
 def redact_url(url: str) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgerlm.errors import InputError, LedgerError
+from ledgerlm.inference.backends import require_model_folder
 from ledgerlm.inference.backends.prompt import render as render_prompt, template_name
 from ledgerlm.inference.sampling import Completion, GenerationParams, Messages
 
@@ -63,6 +64,7 @@ class VLLMSampler:
                  peft: str | None = None, max_lora_rank: int | None = None, revision: str | None = None,
                  enforce_eager: bool | None = None, enable_prefix_caching: bool | None = None,
                  chunk_size: int | None = None, use_tqdm: bool = True, chat_template: bool | str = True):
+        require_model_folder(path)  # a mistyped local folder fails now, not as a Hub id
         try:
             import vllm
         except ImportError as err:
