@@ -57,3 +57,20 @@ def test_tiny_ratio_gets_more_decimals_or_is_dropped():
     assert c.decimals == 3 and answer_text(0.00004, "percent", c.currency_unit, c.decimals) == "0.004"
     with pytest.raises(Drop, match="rounds_to_zero"):
         instructions.showing(_choice(decimals=1), [SimpleNamespace(value=1e-12, result="ratio")], UNITS)
+
+
+def test_debt_with_leases_states_how_absent_lease_lines_and_one_line_totals_count():
+    """Seed-5150 helper audit (every answer recomputed from its prompt): financial debt with leases counted absent lease
+    lines as 0 while the prompt said so only of debt lines, and Ford's one "debt and capital lease obligations" total
+    was financial debt while the prompt said lease liabilities are not."""
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    with_leases = registry["financial_debt_with_leases"]
+    for language, zero, total in (("en", "a lease line the balance sheet does not show counts as 0", "debt and capital lease obligations"),
+                                  ("zh", "资产负债表未列示的租赁科目按 0 计", "债务及资本租赁负债合计")):
+        assert zero in with_leases.hint_text(language) and total in with_leases.hint_text(language)
+        assert total in registry["net_financial_debt"].hint_text(language)
+    # lease_liabilities_total reads no total short-term debt line: it is not told one holds the finance leases
+    assert "lease_in_short_term_debt" in with_leases.conventions
+    assert "lease_in_short_term_debt" not in registry["lease_liabilities_total"].conventions

@@ -60,10 +60,19 @@ NOTES = [
                        "shows them as one line) + current portion of long-term debt + convertible notes due within a year, a line of "
                        "its own and not part of a long-term debt total) + non-current long-term debt and bonds, each plus the "
                        "non-recourse debt of consolidated VIEs; a debt line the balance sheet does not show counts as 0; lease "
-                       "liabilities (finance and operating) are not financial debt.",
+                       "liabilities (finance and operating) are not financial debt, except inside a balance sheet's one "
+                       "\"debt and capital lease obligations\" total, which is used as financial debt where the balance sheet "
+                       "shows debt only as that total.",
      "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 短期银行借款（资产负债表将其与应付票据合并列示时取该合并行）"
      "+ 一年内到期的长期债务 + 一年内到期的可转换债券（单独列示，不包含在长期债务合计中））"
-     "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债。"),
+     "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债，"
+     "但资产负债表仅以一行“债务及资本租赁负债合计”列示债务时，以该合计作为金融负债（其中含资本租赁）。"),
+    ("lease_lines", "Lease liabilities = operating and finance lease liabilities, current and non-current; a lease line the "
+                    "balance sheet does not show counts as 0.",
+     "租赁负债 = 经营租赁及融资租赁负债（含流动与非流动部分）；资产负债表未列示的租赁科目按 0 计。"),
+    ("lease_in_short_term_debt", "A total short-term debt line, where the balance sheet shows one, already includes the current "
+                                 "finance-lease obligations (not added again).",
+     "资产负债表列示短期债务合计时，该合计已含一年内到期的融资租赁负债，不再重复加计。"),
     ("interest_bearing_debt", "Interest-bearing debt = financial debt + lease liabilities (operating and finance, current and "
                               "non-current) + long-term payables (a line the balance sheet does not show counts as 0); a total short-term "
                               "debt line, where the balance sheet shows one, "
@@ -131,6 +140,7 @@ NOTES = [
 ]
 _OPERATOR_KEYS = {"begin": {"begin", "avg"}, "avg": {"avg"}, "standalone": {"standalone", "quarter"}}
 _SHARE_CONCEPTS = {"shares_basic", "shares_diluted"}
+_LEASE_CONCEPTS = {"lease_liabilities", "lease_liabilities_current", "finance_lease_liabilities", "finance_lease_liabilities_current"}
 _EPS_CONCEPTS = {"eps_basic", "eps_diluted"}  # EPS of a standalone quarter or TTM is built from shares: the same rule
 _ZH_PREFIX = {"prior_year": "上年同期", "prior_quarter": "上一季度", "ytd": "年初至今累计", "standalone": "单季度",
               "quarter": "单季度", "ttm": "TTM ", "begin": "期初", "end": "期末", "avg": "平均", "annualize": "年化"}
@@ -184,6 +194,10 @@ def _keys(index, registry) -> set[str]:
         keys.add("financial_debt")  # what a debt line is, and that one the balance sheet does not show counts as 0
     if "interest_bearing_debt" in keys or "invested_capital_equity" in keys:
         keys |= {"financial_debt", "interest_bearing_debt"}
+    elif concepts & _LEASE_CONCEPTS:  # seed-5150 audit: debt plus leases said only that absent debt lines count as 0
+        keys.add("lease_lines")
+        if "debt_current" in concepts:  # first_of(0 * debt_current, finance lease current): inside the total line
+            keys.add("lease_in_short_term_debt")
     if concepts & (_SHARE_CONCEPTS | _EPS_CONCEPTS):
         keys.add("shares")
     # which net income / equity, where the index reads exactly one of the two (seed-31415 / seed-27182 audits: FCF
