@@ -115,7 +115,7 @@ def test_parse_model_args():
 
 @pytest.mark.parametrize("value, local", [("Qwen/Qwen3-0.6B", False), ("gpt2", False), ("runs/tiny-model", False),
                                           ("./no/such", True), ("../m", True), ("/abs/m", True), ("~/m", True),
-                                          ("runs/a/b", True), ("runs\\m", True)])
+                                          ("runs/a/b", True), ("runs\\m", True), ("s3://bucket/org/model", False)])
 def test_what_counts_as_a_local_model_path(value, local, tmp_path):
     """A value that cannot be a Hub id must be an existing folder: `no such model folder` at once, not Hub retries."""
     assert backends.looks_like_local_path(value) is local

@@ -136,6 +136,7 @@ def test_extract_says_answered_apart_from_its_reason_text():
     t1 = {"task": "T1", "meta": {"horizon": 3, "last_close": 100.0}}
     partial = extract({**t1, "response": "Forecast: [101.5, 102.0]"})
     assert (partial.parsed, partial.answered, partial.prediction) == (False, True, [101.5, 102.0, 102.0])
+    assert partial.reason.startswith("partial: 2 values for horizon 3")  # counted before padding (review of 3eddda4)
     none = extract({**t1, "response": "I cannot forecast this."})
     assert (none.parsed, none.answered, none.prediction) == (False, False, [0.0, 0.0, 0.0])
     full = extract({**t1, "response": "[101, 102, 103]"})

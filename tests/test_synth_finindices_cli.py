@@ -213,3 +213,16 @@ def test_out_holding_unrelated_files_is_refused_before_any_work(tmp_path, small_
     with pytest.raises(InputError, match=rf"--out {folder} already holds files a synth run does not write \(notes.txt\)"):
         cli.main(["--config", str(small_config), "--out", str(folder), "--no-progress"])
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "train.jsonl"] and not dataset.work_dir(folder).exists()
+
+
+def test_out_dot_and_dot_files(tmp_path, small_config, reference, monkeypatch):
+    """Review of faa684e: `--out .` raised ValueError from Path('.').with_name (the work dir is named after the folder),
+    and a Finder .DS_Store or an NFS .nfsXXXX beside a published dataset blocked the rerun."""
+    folder = tmp_path / "here"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    assert cli.main(["--config", str(small_config), "--out", ".", "--no-progress"]) == 0
+    assert sha(folder) == sha(reference) and (tmp_path / "here.work").is_dir()
+    (folder / ".DS_Store").write_bytes(b"\0")
+    assert cli.main(["--config", str(small_config), "--out", str(folder), "--no-progress"]) == 0
+    assert sha(folder) == sha(reference)

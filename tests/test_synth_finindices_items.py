@@ -264,11 +264,22 @@ def test_a_ttm_or_quarter_target_states_how_it_is_formed(built):
             continue
         kinds = {"TTM" if p.endswith("TTM") else "Q" if re.fullmatch(r"FY\d{4}Q\d", p) else "" for p in row["target_periods"]}
         flows = any(registry[i].reads_flows for i in row["indices"])
+        per_share = any("shares" in registry[i].conventions for i in row["indices"])
         for kind in kinds - {""}:
             rule = rules[kind][row["language"] == "zh"]
-            assert (rule in _user(row)) == flows, (row["id"], kind)
-            if flows:
+            needed = flows or (kind == "TTM" and per_share)  # EPS quarters follow the shares note: never subtracted
+            assert (rule in _user(row)) == needed, (row["id"], kind)
+            if needed:
                 assert rule in row["solution"], row["id"]
                 checked.add((kind, row["hint"]))
     assert checked == {("TTM", True), ("TTM", False), ("Q", True), ("Q", False)}
     assert not registry["current_ratio"].reads_flows and registry["ocf_to_net_income"].reads_flows
+    from ledgerlm.synth.indices.conventions import period_notes
+
+    eps = [ix for ix in registry.values() if "shares" in ix.conventions and not ix.reads_flows]
+    assert eps and not period_notes(eps[:1], ["FY2020Q2"], "en") and period_notes(eps[:1], ["FY2020Q2TTM"], "en")
+    # a no-hint table states a period rule once for all its indices, whichever index's own notes hold it
+    ttm_own = next(ix for ix in registry.values() if "ttm" in ix.conventions)
+    other = next(ix for ix in registry.values() if ix.reads_flows and "ttm" not in ix.conventions)
+    assert period_notes([ttm_own, other], ["FY2020Q2TTM"], "en", shared=True) and \
+        not period_notes([ttm_own, other], ["FY2020Q2TTM"], "en")

@@ -42,9 +42,9 @@ def extract(row: dict) -> Extraction:
         traj = parse_trajectory(text)
         if not traj:
             return Extraction([0.0] * h, False, False, "unparsed: scored as a zero forecast (the paper's zero convention)")
-        ok = len(traj) == h
+        n = len(traj)
         traj = (traj + [traj[-1]] * h)[:h]
-        return Extraction(traj, ok, True, None if ok else f"partial: {len(traj)} values for horizon {h}, padded/truncated")
+        return Extraction(traj, n == h, True, None if n == h else f"partial: {n} values for horizon {h}, padded/truncated")
     if task in ("T2", "T5", "T4"):
         v = parse_value(text)
         why = None if v is not None else ("non-response: scored as 0" if task == "T4" else "unparsed: scored as 0")

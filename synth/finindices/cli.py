@@ -102,8 +102,9 @@ def _check_out(out: Path) -> None:
         raise InputError(f"--out {out} is an existing file: give a folder for the dataset")
     if not out.is_dir() or dataset.work_dir(out) == out:
         return
-    # (NAME.tmp: what a killed run leaves of NAME)
-    others = sorted(p.name for p in out.iterdir() if p.name.removesuffix(".tmp") not in dataset.PUBLISHED)
+    # (NAME.tmp: what a killed run leaves of NAME; dot files: .DS_Store, NFS's .nfsXXXX of a split a reader holds open)
+    others = sorted(p.name for p in out.iterdir()
+                    if p.name.removesuffix(".tmp") not in dataset.PUBLISHED and not p.name.startswith("."))
     if others:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         raise InputError(f"--out {out} already holds files a synth run does not write ({shown}): give a new or empty "
@@ -126,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     out = Path(args.out)
+    if not out.name:  # ".", "..": the work dir is named after the folder (`dataset.work_dir`)
+        out = out.resolve()
     _check_out(out)
     if args.drop_work and args.shard:
         raise InputError("--drop-work with --shard: a shard job's work dir is what the merge reads; pass --drop-work "

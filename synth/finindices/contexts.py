@@ -679,11 +679,12 @@ class Builder:
         variants = [v for v in cfg.hint_variants if v == "hint" or all(ix.no_hint for ix in item.indices)]
         hinted = [variant == "hint" for variant in variants]
         period_rules = period_notes(item.indices, item.periods, language)  # how a TTM / standalone quarter is formed
+        period_shared = period_notes(item.indices, item.periods, language, shared=True)  # no-hint: each sentence once
         head, users = instructions.user_messages(  # the prompt's shared parts are written once for all variants
             choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
             periods=item.periods, kinds=kinds, currency=currency, scope_note=parent_shown, split_text=split_text,
             variants=[([ix.hint_text(language) for ix in item.indices], period_rules) if hint else
-                      (None, [ix.convention_notes(language) + period_rules for ix in item.indices]) for hint in hinted])
+                      (None, [ix.convention_notes(language) + period_shared for ix in item.indices]) for hint in hinted])
         # shared by the variants' rows like `provenance` (rows are only read once written: counted, checked, dumped)
         unrounded = [[v.value for v in row] for row in item.values] if item.paradigm == "table" else item.values[0][0].value
         for hint, user in zip(hinted, users):

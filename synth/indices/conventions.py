@@ -246,14 +246,14 @@ def hint_text(index, language: str) -> str:
 
 
 def reads_flows(index, registry) -> bool:
-    """Does the formula read a flow, a per-share amount or a weighted share count (a value over a window, which a
-    standalone quarter or a TTM period is derived for), rather than balances only?"""
+    """Does the formula read a flow (a value over a window, which a standalone quarter or a TTM period is derived for
+    from year-to-date reports), rather than balances, per-share amounts and share counts only?"""
     for c in closure(index, registry)[2]:
         try:
             info = concept_info(c)
         except KeyError:
             return True
-        if info.kind != "stock" and not (info.kind == "shares" and info.statement == "balance"):
+        if info.kind == "flow":
             return True
     return False
 
@@ -261,15 +261,20 @@ def reads_flows(index, registry) -> bool:
 PERIOD_KEYS = {"TTM": "ttm", "Q": "standalone"}  # a target period of this kind is derived by this NOTES rule
 
 
-def period_notes(indices, periods, language: str) -> list[str]:
+def period_notes(indices, periods, language: str, *, shared: bool = False) -> list[str]:
     """The period-algebra conventions a question's target periods need and its indices' own notes do not state: a TTM
     or standalone-quarter value of an index that reads flows is derived from year-to-date reports (seed-8087 helper
     audit: 337 rows asked a TTM or quarter of a formula without ttm() or quarter() and never said how it is formed).
+    A per-share index gets the TTM rule too (its net income is a TTM flow); its quarters follow the shares note (EPS
+    is never subtracted, so the standalone rule, which reads as subtracting, is not added for it). `shared`: leave out
+    only what every index states itself (a no-hint table states each sentence once, whichever index owns it).
     Each sentence is one of NOTES, in its place there."""
-    if not any(ix.reads_flows for ix in indices):
-        return []
-    keys = {PERIOD_KEYS.get(parse_period(p).kind) for p in periods} - {None}
-    own = set().union(*(ix.conventions for ix in indices))
+    flows = any(ix.reads_flows for ix in indices)
+    per_share = any("shares" in ix.conventions for ix in indices)
+    kinds = {parse_period(p).kind for p in periods}
+    keys = {key for kind, key in PERIOD_KEYS.items() if kind in kinds and (flows or (key == "ttm" and per_share))}
+    owned = [set(ix.conventions) for ix in indices]
+    own = set.intersection(*owned) if shared and owned else set().union(*owned)
     return list(_notes(tuple(sorted(keys - own)), language)) if keys - own else []
 
 

@@ -190,7 +190,9 @@ def drop_partial_totals(df: pd.DataFrame) -> pd.DataFrame:
             wrong |= {(c, total, t) for c, t in zip(below["company"], below["tag"])}
     if not wrong:
         return df
-    return df[[k not in wrong for k in zip(df["company"], df["concept"], df["tag"])]]
+    import pandas as pd
+
+    return df[~pd.MultiIndex.from_frame(df[["company", "concept", "tag"]]).isin(list(wrong))]
 
 
 TWINS = {"other_current_assets": "other_noncurrent_assets", "other_current_liabilities": "other_noncurrent_liabilities"}
@@ -203,29 +205,35 @@ def drop_twin_mistags(df: pd.DataFrame) -> pd.DataFrame:
     (non-current; 120.3 M at 2012-01-29, 319 M at 2018-01-28, its 10-Ks' OtherAssetsNoncurrent) as OtherAssetsCurrent
     beside "Prepaid expenses and other current assets" (49.4 M, 86 M): shown as other current assets, the lines came to
     more than total current assets (seed-6061 helper audit)."""
+    import pandas as pd
+
     at = ["company", "scope", "end"]
-    wrong = set()
+    rows = df[df["concept"].isin(list(TWINS)) | df["concept"].isin(list(TWINS.values()))]
+    rows = rows[rows["value"].notna()]
+    wrong = []
     for current, twin in TWINS.items():
-        cur = df[(df["concept"] == current) & (df["value"] != 0)]
-        if cur.empty:
-            continue
-        pairs = cur[at + ["tag", "value"]].merge(df.loc[df["concept"] == twin, at + ["value"]], on=at + ["value"])
-        wrong |= {(c, current, t) for c, t in zip(pairs["company"], pairs["tag"])}
-    if not wrong:
+        cur = rows[(rows["concept"] == current) & (rows["value"] != 0)]
+        if not cur.empty:
+            pairs = cur[at + ["tag", "value"]].merge(rows.loc[rows["concept"] == twin, at + ["value"]], on=at + ["value"])
+            wrong.append(pairs[["company", "tag"]].assign(concept=current))
+    wrong = pd.concat(wrong).drop_duplicates() if wrong else None
+    if wrong is None or wrong.empty:
         return df
     key = ["company", "scope", "source", "end", "concept"]
-    tags_per_filing = df[df["concept"].isin(list(TWINS))].groupby(key)["tag"].nunique()
-    several = set(tags_per_filing[tags_per_filing > 1].index)
-    drop = [(c, k, t) in wrong and (c, sc, src, e, k) in several
-            for c, sc, src, e, k, t in zip(df["company"], df["scope"], df["source"], df["end"], df["concept"], df["tag"])]
-    return df[[not d for d in drop]]
+    current_rows = rows[rows["concept"].isin(list(TWINS))]
+    tags_per_filing = current_rows.groupby(key)["tag"].nunique()
+    several = tags_per_filing[tags_per_filing > 1].index
+    candidates = current_rows[pd.MultiIndex.from_frame(current_rows[key]).isin(several)]
+    bad = candidates[pd.MultiIndex.from_frame(candidates[["company", "concept", "tag"]]).isin(
+        pd.MultiIndex.from_frame(wrong[["company", "concept", "tag"]]))]
+    return df.drop(index=bad.index) if len(bad) else df
 
 
 SUBTOTAL_TOLERANCE = (0.01, 0.05)  # of total liabilities (or assets) / of total liabilities and equity
 
 
 def drop_section_subtotals(df: pd.DataFrame) -> pd.DataFrame:
-    """Drop a company's tag for total non-current liabilities (assets) where a filing's figure is not the rest of its
+    """Drop a company's tag (in that scope) for total non-current liabilities (assets) where a filing's figure is not the rest of its
     total liabilities (assets) after the current ones — or, without total liabilities, leaves more than 5 % of total
     liabilities and equity unaccounted beside current liabilities and total equity: the filer uses the tag for a
     section subtotal. Con Edison tags "Total other non-current liabilities" (5,379 M at 2008-12-31, long-term debt of
@@ -234,25 +242,33 @@ def drop_section_subtotals(df: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     key = ["company", "scope", "source", "end", "unit"]
-    lines = df[df["start"] == ""].pivot_table(index=key, columns="concept", values="value", aggfunc="first")
-    if lines.empty:
+    instants = df[(df["start"] == "") & df["concept"].isin(_SUBTOTAL_INPUTS) & df["value"].notna()]
+    subtotals = instants[instants["concept"].isin(["noncurrent_liabilities", "noncurrent_assets"])]
+    if subtotals.empty:
         return df
+    lines = instants.drop_duplicates(key + ["concept"]).set_index(key + ["concept"])["value"].unstack("concept")
     col = lambda name: lines[name] if name in lines.columns else pd.Series(float("nan"), index=lines.index)  # noqa: E731
     tight, loose = SUBTOTAL_TOLERANCE
-    ncl, ncl_rest = col("noncurrent_liabilities"), col("total_liabilities") - col("current_liabilities")
+    base = col("liabilities_and_equity").fillna(col("total_assets"))
     equity = col("total_equity").fillna(col("equity_parent")) + col("temporary_equity").fillna(0)
-    unaccounted = col("liabilities_and_equity").fillna(col("total_assets")) - col("current_liabilities") - ncl - equity
-    bad_ncl = ((ncl - ncl_rest).abs() > tight * col("total_liabilities").abs()) | \
-              (ncl_rest.isna() & (unaccounted.abs() > loose * col("liabilities_and_equity").fillna(col("total_assets")).abs()))
-    nca = col("noncurrent_assets")
-    bad_nca = (nca - (col("total_assets") - col("current_assets"))).abs() > tight * col("total_assets").abs()
-    wrong = {(k[0], "noncurrent_liabilities") for k in lines.index[bad_ncl & ncl.notna()]}
-    wrong |= {(k[0], "noncurrent_assets") for k in lines.index[bad_nca & nca.notna()]}
-    if not wrong:
+    checks = pd.DataFrame({"ncl_rest": col("total_liabilities") - col("current_liabilities"), "tl": col("total_liabilities"),
+                           "rest_of_le": base - col("current_liabilities") - equity, "le": base,
+                           "nca_rest": col("total_assets") - col("current_assets"), "ta": col("total_assets")}).reset_index()
+    got = subtotals.merge(checks, on=key, how="left")  # each filed subtotal row with its own filing's totals, tag kept
+    ncl = got["concept"] == "noncurrent_liabilities"
+    bad_ncl = ncl & (((got["value"] - got["ncl_rest"]).abs() > tight * got["tl"].abs()) |
+                     (got["ncl_rest"].isna() & ((got["rest_of_le"] - got["value"]).abs() > loose * got["le"].abs())))
+    bad_nca = ~ncl & ((got["value"] - got["nca_rest"]).abs() > tight * got["ta"].abs())
+    wrong = got.loc[bad_ncl | bad_nca, ["company", "scope", "concept", "tag"]].drop_duplicates()
+    if wrong.empty:
         return df
-    tags = df[[(c, k) in wrong for c, k in zip(df["company"], df["concept"])]]
-    bad_tags = set(zip(tags["company"], tags["concept"], tags["tag"]))
-    return df[[(c, k, t) not in bad_tags for c, k, t in zip(df["company"], df["concept"], df["tag"])]]
+    own = ["company", "scope", "concept", "tag"]
+    return df[~pd.MultiIndex.from_frame(df[own]).isin(pd.MultiIndex.from_frame(wrong))]
+
+
+_SUBTOTAL_INPUTS = ["noncurrent_liabilities", "noncurrent_assets", "total_liabilities", "current_liabilities",
+                    "liabilities_and_equity", "total_assets", "total_equity", "equity_parent", "temporary_equity",
+                    "current_assets"]
 
 
 def drop_wrong_share_counts(df: pd.DataFrame) -> pd.DataFrame:

@@ -4,7 +4,7 @@ where the arithmetic proves they are counted twice.
     python -m ledgerlm.synth.statements.sheets            # what the embedded data withholds, per company and date
 
 A report's balance lines are the latest filed value of each line (facts.select_latest), so a line the latest
-balance sheet at a date (the filing its total assets come from) does not show is filled from an earlier filing of the
+balance sheet at a date (the filing its total assets come from) does not show is filled from another filing of the
 same date. Where the later filing reclassified, the filled line is counted twice: Apple's FY2018 10-K folds FY2017's
 accrued expenses (25,744 M) into "other current liabilities" and goodwill and intangibles (8,015 M) into "other
 non-current assets", so the FY2017 sheet showed current liabilities of 126,558 M under a total of 100,814 M;
@@ -13,7 +13,7 @@ Alphabet's FY2023 10-K folds FY2022's inventory (2,670 M) into other current ass
 `withhold_conflicting_fills(index)`: for each balance sheet and each section (current / non-current assets,
 current / non-current liabilities), the section's disjoint face lines (SECTIONS: lines a filer never nests in another
 of the list) are added; where they exceed the section total by more than `TOLERANCE` and leaving out the lines one
-earlier filing supplied brings them within it, every balance line that filing supplied at that date is withheld:
+other filing supplied brings them within it, every balance line that filing supplied at that date is withheld:
 it is a fact of another presentation, not 0 and not a line of this one. The store refuses a withheld line as a missing
 report (so no "a line not shown counts as 0" rule reads it as 0). Lines the filer nests (taxes payable within accrued
 liabilities, right-of-use assets within other assets) are not in SECTIONS, so a sheet that only nests proves nothing.
@@ -51,23 +51,24 @@ def withhold_conflicting_fills(index: FactIndex) -> None:
             continue
         sheet = total[1].source
         for source, section in _conflicting(lines, sheet):
-            why = (f"{company}: the {report.label} balance sheet of {sheet} does not show this line, and the lines filing "
-                   f"{source} adds to its {section} exceed their total: another presentation of that date, withheld")
-            for key, cell in lines.values():
-                if cell.source == source and key in cells:
-                    index.withheld[key] = why
+            for concept, (key, cell) in lines.items():
+                if cell.source == source and cell.value != 0 and key in cells:  # a 0 line counts nothing twice
+                    index.withheld[key] = (
+                        f"{company}: {concept} of the {report.label} balance sheet comes from filing {source}, whose lines "
+                        f"make the {section.replace('_', ' ')} of the balance sheet of {sheet} (the latest at that date) "
+                        f"exceed their total: a line of another presentation of that date, withheld")
                     del cells[key]
 
 
 def _conflicting(lines: dict[str, tuple], sheet: str) -> list[tuple[str, str]]:
-    """(filing, section) pairs of one sheet (`lines`: concept -> (key, cell)): an earlier filing whose lines make the
+    """(filing, section) pairs of one sheet (`lines`: concept -> (key, cell)): another filing whose lines make the
     section exceed its total (see module doc)."""
     found = []
     for total, parts in SECTIONS.items():
         top = lines.get(total)
         if top is None or top[1].source != sheet:
             continue
-        parts_shown = [lines[part][1] for part in parts if part in lines]
+        parts_shown = [lines[part][1] for part in parts if part in lines and lines[part][1].unit == top[1].unit]
         limit = top[1].value + TOLERANCE * abs(top[1].value)
         shown = sum(c.value for c in parts_shown)
         if shown <= limit:

@@ -126,7 +126,9 @@ def make_backend(spec: str, **options: Any):
 
 def looks_like_local_path(value: str) -> bool:
     """`value` can only be a folder, never a Hub id (`name` or `namespace/name`): it starts with / ./ ../ or ~, has more
-    than one '/', or a backslash."""
+    than one '/', or a backslash. A URL (`s3://bucket/model`, `gs://…`: vLLM's object-storage loaders) is neither."""
+    if "://" in value:
+        return False
     return value.startswith(("/", "./", "../", "~")) or value.count("/") > 1 or "\\" in value
 
 
