@@ -202,7 +202,10 @@ def test_quarter_eps_answers_follow_from_the_prompt_alone():
         for row in builder.slot(slot, Stats()):
             assert FILED_EPS_NOTE not in row["solution"], row["id"]
             user = next(m["content"] for m in row["messages"] if m["role"] == "user")
-            assert "quarter's EPS is its net income / those shares, unrounded" in user or "不做四舍五入" in user, row["id"]
+            if row["indices"] == ["eps_basic_computed"]:  # net income to common / shares in every period (seed-777 audit)
+                assert "in every period, Q1 included" in user or "各期（含第一季度）" in user, row["id"]
+            else:
+                assert "quarter's EPS is its net income / those shares, unrounded" in user or "不做四舍五入" in user, row["id"]
             quarters += "EPS is not additive" in row["solution"]
     assert quarters >= 5
 

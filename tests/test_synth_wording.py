@@ -74,3 +74,16 @@ def test_debt_with_leases_states_how_absent_lease_lines_and_one_line_totals_coun
     # lease_liabilities_total reads no total short-term debt line: it is not told one holds the finance leases
     assert "lease_in_short_term_debt" in with_leases.conventions
     assert "lease_in_short_term_debt" not in registry["lease_liabilities_total"].conventions
+
+
+def test_computed_eps_is_not_told_to_take_q1_as_reported():
+    """Seed-777 analyst audit: every computed-EPS prompt said Q1 "is the EPS its report shows" while its answer is net
+    income to common / shares (UNH FY2009Q1 0.821 vs the reported 0.82), and said net income was the parent's share."""
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    for language, q1, common in (("en", "Q1, a report of its own, is the EPS its report shows", "available to common"),
+                                 ("zh", "取其报告列示的每股收益；", "归属于普通股股东的净利润")):
+        computed = registry["eps_basic_computed"].hint_text(language)
+        assert q1 not in computed and common in computed and "归属于母公司所有者的净利润，而非" not in computed
+        assert q1 in registry["eps_basic_yoy"].hint_text(language)  # an index that reads the filed EPS keeps the rule

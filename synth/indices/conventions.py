@@ -59,13 +59,16 @@ NOTES = [
                        "short-term borrowings/commercial paper + short-term bank loans (with notes payable where the balance sheet "
                        "shows them as one line) + current portion of long-term debt + convertible notes due within a year, a line of "
                        "its own and not part of a long-term debt total) + non-current long-term debt and bonds, each plus the "
-                       "non-recourse debt of consolidated VIEs; a debt line the balance sheet does not show counts as 0; lease "
+                       "non-recourse debt of consolidated VIEs, each at its carrying amount (not a principal / gross line); a total "
+                       "short-term debt line is taken whole (current finance-lease obligations inside it are not taken out); "
+                       "a debt line the balance sheet does not show counts as 0; lease "
                        "liabilities (finance and operating) are not financial debt, except inside a balance sheet's one "
                        "\"debt and capital lease obligations\" total, which is used as financial debt where the balance sheet "
                        "shows debt only as that total.",
      "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 短期银行借款（资产负债表将其与应付票据合并列示时取该合并行）"
      "+ 一年内到期的长期债务 + 一年内到期的可转换债券（单独列示，不包含在长期债务合计中））"
-     "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债，"
+     "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务，均取账面价值（不取长期债务本金）；短期债务合计整体计入"
+     "（其中已含的一年内到期融资租赁负债不予扣除）；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债，"
      "但资产负债表仅以一行“债务及资本租赁负债合计”列示债务时，以该合计作为金融负债（其中含资本租赁）。"),
     ("lease_lines", "Lease liabilities = operating and finance lease liabilities, current and non-current; a lease line the "
                     "balance sheet does not show counts as 0.",
@@ -106,13 +109,21 @@ NOTES = [
      "有形净资产 = 归属于母公司所有者权益 − 无形资产 − 商誉 − 递延所得税资产（递延所得税资产亦扣除；资产负债表未列示的科目按 0 计）。"),
     ("shares", "Per-share values and share counts are on the latest filing's stock-split basis; the weighted-average shares "
                "of a standalone quarter, Q4 or TTM period are time-weighted from the year-to-date reports by their calendar days, "
-               "as the column headers date them (share-days = each report's weighted-average shares x its days, added and "
-               "subtracted like flows, over the days of the window); a standalone Q2-Q4 quarter's EPS is its net income / "
-               "those shares, unrounded, while Q1, a report of its own, is the EPS its report shows; EPS and share counts "
-               "themselves are never added or subtracted.",
+               "as the column headers date them (both the first and the last day counted; a JSON block's start and end; "
+               "share-days = each report's weighted-average shares x its days, added and subtracted like flows, over the days "
+               "of the window); share counts themselves are never added or subtracted.",
      "每股指标与股数统一按最新一期报告的拆股口径；单季度、第四季度及 TTM 期间的加权平均股数按累计期间报告以日历天数时间加权"
-     "（天数按列标题所注日期计算：各报告的加权平均股数×天数像流量一样相加减，再除以该期间天数）；第二至第四季度单季每股收益 = "
-     "单季度净利润 / 上述股数，不做四舍五入；第一季度本身即一期报告，取其报告列示的每股收益；每股收益与股数本身不做加减。"),
+     "（天数按列标题所注日期计算，起止两日均计入；JSON 报告取 start/end 字段：各报告的加权平均股数×天数像流量一样相加减，"
+     "再除以该期间天数）；股数本身不做加减。"),
+    ("eps_quarters", "A standalone Q2-Q4 quarter's EPS is its net income / those shares, unrounded, while Q1, a report of its "
+                     "own, is the EPS its report shows; EPS themselves are never added or subtracted.",
+     "第二至第四季度单季每股收益 = 单季度净利润 / 上述股数，不做四舍五入；第一季度本身即一期报告，取其报告列示的每股收益；"
+     "每股收益本身不做加减。"),
+    ("net_income_common_basis", "Net income here is net income available to common shareholders (the parent's share where "
+                                "the statement shows no such line), in every period, Q1 included: the EPS a report shows is "
+                                "not used.",
+     "此处净利润取归属于普通股股东的净利润（报表未列示时取归属于母公司所有者的净利润），各期（含第一季度）均按净利润 / "
+     "加权平均股数计算，不取报告列示的每股收益。"),
     ("net_income_parent_basis", "Net income here is the parent's share (net income attributable to the company's "
                                 "shareholders), not the group's.",
      "此处净利润取归属于母公司所有者的净利润，而非合并净利润。"),
@@ -200,11 +211,16 @@ def _keys(index, registry) -> set[str]:
             keys.add("lease_in_short_term_debt")
     if concepts & (_SHARE_CONCEPTS | _EPS_CONCEPTS):
         keys.add("shares")
+    if concepts & _EPS_CONCEPTS:  # only a formula that reads EPS takes Q1's as reported (seed-777 analyst audit)
+        keys.add("eps_quarters")
     # which net income / equity, where the index reads exactly one of the two (seed-31415 / seed-27182 audits: FCF
     # conversion, equity turnover, cash return on equity, net profit cash content read either way in no-hint prompts)
     for parent, group, name in (("net_income_parent", "net_income", "net_income"), ("equity_parent", "total_equity", "equity")):
         if (parent in concepts) != (group in concepts):
             keys.add(f"{name}_parent_basis" if parent in concepts else f"{name}_group_basis")
+    if concepts & {"net_income_common_basic", "net_income_common_diluted"}:  # computed EPS: common shareholders' income
+        keys.discard("net_income_parent_basis")
+        keys.add("net_income_common_basis")
     if index.result == "per_share":
         keys |= concepts & _SHARE_CONCEPTS  # which weighted-average shares a per-share amount divides by
         if "shares_outstanding" in concepts:  # seed-27182 analyst audit: which shares a balance per-share amount divides by
