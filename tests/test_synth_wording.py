@@ -87,3 +87,16 @@ def test_computed_eps_is_not_told_to_take_q1_as_reported():
         computed = registry["eps_basic_computed"].hint_text(language)
         assert q1 not in computed and common in computed and "归属于母公司所有者的净利润，而非" not in computed
         assert q1 in registry["eps_basic_yoy"].hint_text(language)  # an index that reads the filed EPS keeps the rule
+
+
+def test_a_balance_index_asks_for_the_period_end_not_a_window():
+    """Seed-777 analyst audit: retained earnings per share "in the standalone quarter Q1 of fiscal 2010" (单季) named a
+    window for a point-in-time figure; balance-only indices now name the period's end."""
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    assert registry["debt_to_assets"].point_in_time and registry["retained_earnings_total_per_share"].point_in_time
+    assert not registry["ocf_to_net_income"].point_in_time and not registry["inventory_turnover"].point_in_time
+    assert instructions.describe_period("FY2010Q1", "zh", at_end=True) == "2010财年第1季度末（FY2010Q1）"
+    assert instructions.describe_period("FY2010Q1", "zh") == "2010财年第1季度单季（FY2010Q1）"
+    assert instructions.describe_period("FY2023Q3YTD", "en", at_end=True) == "the end of the third quarter of fiscal 2023 (FY2023Q3YTD)"

@@ -683,6 +683,7 @@ class Builder:
         head, users = instructions.user_messages(  # the prompt's shared parts are written once for all variants
             choice, company=company, company_name=self.stores[company].company_name(company), blocks=texts, index_names=names,
             periods=item.periods, kinds=kinds, currency=currency, scope_note=parent_shown, split_text=split_text,
+            at_end=all(ix.point_in_time for ix in item.indices),
             variants=[([ix.hint_text(language) for ix in item.indices], period_rules) if hint else
                       (None, [ix.convention_notes(language) + period_shared for ix in item.indices]) for hint in hinted])
         # shared by the variants' rows like `provenance` (rows are only read once written: counted, checked, dumped)

@@ -40,10 +40,12 @@ def templates(language: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)  # a few hundred period labels, described in every prompt that asks about them
-def describe_period(label: str, language: str) -> str:
-    """`FY2023Q3YTD` -> 'the first three quarters of fiscal 2023 (FY2023Q3YTD, nine months year-to-date)'."""
+def describe_period(label: str, language: str, *, at_end: bool = False) -> str:
+    """`FY2023Q3YTD` -> 'the first three quarters of fiscal 2023 (FY2023Q3YTD, nine months year-to-date)'; `at_end`:
+    the period's end date, for indices of balances only ('the end of the third quarter of fiscal 2023 (FY2023Q3YTD)':
+    seed-777 analyst audit, a retained-earnings-per-share question asked for a "standalone quarter")."""
     p = parse_period(label)
-    forms = templates(language)["periods"]
+    forms = templates(language)["periods_at_end" if at_end else "periods"]
     if p.kind == "FY":
         form = forms["FY"]
     elif p.kind == "Q":
@@ -151,7 +153,7 @@ def user_message(choice: Choice, *, company: str, company_name: str, blocks: lis
 
 def user_messages(choice: Choice, *, company: str, company_name: str, blocks: list[str], index_names: list[str],
                   periods: list[str], kinds: list[str], currency: str, variants: list[tuple[list[str] | None, list[str] | None]],
-                  scope_note: bool = False, split_text: str = "") -> tuple[str, list[str]]:
+                  scope_note: bool = False, split_text: str = "", at_end: bool = False) -> tuple[str, list[str]]:
     """The head every variant starts with (intro, documents, question: one str) and `user_message` for each (hints,
     conventions) of `variants`: an item's hint variants differ only in the formula block (or the conventions said
     instead), so the documents, question and constraints are written once, and the head's JSON is escaped once for
@@ -162,7 +164,7 @@ def user_messages(choice: Choice, *, company: str, company_name: str, blocks: li
     for n, block in enumerate(blocks, 1):
         head += [pool["block_header"].format(n=n), block, ""]
     head += [pool["blocks_end"], ""]
-    period_text = sep.join(describe_period(p, choice.language) for p in periods)
+    period_text = sep.join(describe_period(p, choice.language, at_end=at_end) for p in periods)
     head.append(choice.question.format(company_name=company_name, company=company, index=sep.join(index_names),
                                        indices=sep.join(index_names), period=period_text, periods=period_text))
     if scope_note:

@@ -65,7 +65,7 @@ class Index:
     conventions: tuple[str, ...] = ()  # keys of conventions.NOTES the answer depends on (set by fill_defaults)
     definitions: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (en, zh) of the indices its hint names (fill_defaults)
     positive_base: bool | None = None  # a ratio over net income / EBITDA / equity / invested capital: undefined when <= 0
-    reads_flows: bool | None = None  # its formula reads a flow, per-share amount or share count of a period (fill_defaults)
+    reads_flows: bool | None = None  # its formula reads a flow of a period (fill_defaults)
 
     @property
     def needs(self) -> Needs:
@@ -78,6 +78,12 @@ class Index:
     def hint_text(self, language: str = "en") -> str:
         """The hint shown in with-hint prompts, in `language`, with the conventions its formula needs."""
         return conventions.hint_text(self, language)
+
+    @property
+    def point_in_time(self) -> bool:
+        """Balances at the period end only (no flow, no weighted shares, no beginning or average balance, no days): the
+        question names the period's end, not a window."""
+        return not self.reads_flows and not set(self.conventions) & {"begin", "avg", "shares", "days_in_period", "annualize", "ttm"}
 
     def convention_notes(self, language: str = "en") -> list[str]:
         """The convention sentences alone, one per note (no-hint prompts state each shared one once)."""
