@@ -107,7 +107,8 @@ def test_no_hint_prompts_state_the_share_and_net_debt_conventions():
             assert "稀释加权平均股数" in REGISTRY[i].convention_text("zh"), i
     assert "basic weighted-average shares" in REGISTRY["eps_basic_computed"].convention_text("en")
     for i in ("eps_basic_yoy", "eps_diluted_yoy"):
-        assert "EPS and share counts themselves are never added or subtracted" in REGISTRY[i].convention_text("en"), i
+        text = REGISTRY[i].convention_text("en")  # the shares note and, for formulas that read EPS, the EPS-quarter note
+        assert "share counts themselves are never added or subtracted" in text and "EPS themselves are never added" in text, i
     assert "short-term investments are not deducted" in REGISTRY["net_debt"].convention_text("en")
     assert "- short-term investments" in REGISTRY["net_debt_to_ebitda_ttm"].convention_text("en")
     assert "平均" in REGISTRY["roe_total_equity_avg"].name_zh
