@@ -100,3 +100,9 @@ def test_a_balance_index_asks_for_the_period_end_not_a_window():
     assert instructions.describe_period("FY2010Q1", "zh", at_end=True) == "2010财年第1季度末（FY2010Q1）"
     assert instructions.describe_period("FY2010Q1", "zh") == "2010财年第1季度单季（FY2010Q1）"
     assert instructions.describe_period("FY2023Q3YTD", "en", at_end=True) == "the end of the third quarter of fiscal 2023 (FY2023Q3YTD)"
+
+
+def test_one_decimal_place_is_singular():
+    """Seed-777 analyst audit: 'round to 1 decimal places'."""
+    pool = instructions.templates("en")
+    assert pool.get("decimals_1", "").startswith("and round to 1 decimal place (") and "{decimals} decimal places" in pool["decimals"]

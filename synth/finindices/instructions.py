@@ -101,7 +101,7 @@ def constraint_text(choice: Choice, kinds: list[str], currency: str, names: list
             text += f" ({', '.join(which)})" if choice.language == "en" else f"（{'、'.join(which)}）"
         parts.append(text if not parts or choice.language != "en" else text[0].lower() + text[1:])
     sep = "; " if choice.language == "en" else "；"
-    return sep.join(parts) + " " * (choice.language == "en") + pool["decimals"].format(decimals=choice.decimals)
+    return sep.join(parts) + " " * (choice.language == "en") + pool.get(f"decimals_{choice.decimals}", pool["decimals"]).format(decimals=choice.decimals)
 
 
 def showing(choice: Choice, values: list, units: list[str]) -> Choice:
