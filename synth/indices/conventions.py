@@ -261,17 +261,25 @@ def hint_text(index, language: str) -> str:
     return f"{base}{'' if base.endswith('。') else '。'}{extra}"
 
 
-def reads_flows(index, registry) -> bool:
-    """Does the formula read a flow (a value over a window, which a standalone quarter or a TTM period is derived for
-    from year-to-date reports), rather than balances, per-share amounts and share counts only?"""
-    for c in closure(index, registry)[2]:
+def _concept_kinds(concepts) -> set[str]:
+    """The kinds (flow | stock | per_share | shares) of the concepts a formula reads; a concept the taxonomy does not
+    know counts as a flow, and a balance-sheet share count (shares outstanding) is a period-end stock: cash per share
+    "for FY2010Q1TTM" asked a point-in-time figure over a TTM window (seed-27182 analyst audit)."""
+    kinds = set()
+    for c in concepts:
         try:
             info = concept_info(c)
         except KeyError:
-            return True
-        if info.kind == "flow":
-            return True
-    return False
+            kinds.add("flow")
+            continue
+        kinds.add("stock" if info.kind == "shares" and info.statement == "balance" else info.kind)
+    return kinds
+
+
+def reads_flows(index, registry) -> bool:
+    """Does the formula read a flow (a value over a window, which a standalone quarter or a TTM period is derived for
+    from year-to-date reports), rather than balances, per-share amounts and share counts only?"""
+    return "flow" in _concept_kinds(closure(index, registry)[2])
 
 
 PERIOD_KEYS = {"TTM": "ttm", "Q": "standalone"}  # a target period of this kind is derived by this NOTES rule
@@ -303,16 +311,7 @@ def default_periods(index, registry) -> tuple[str, ...]:
         return ("FY", "TTM")
     if "annualize" in ops:
         return ("FY", "Q", "H1", "Q3YTD")
-    kinds = set()
-    for c in concepts:
-        try:
-            info = concept_info(c)
-        except KeyError:
-            kinds.add("flow")
-            continue
-        # a balance-sheet share count (shares outstanding) is a period-end stock: cash per share "for FY2010Q1TTM" asked
-        # a point-in-time figure over a TTM window (seed-27182 analyst audit)
-        kinds.add("stock" if info.kind == "shares" and info.statement == "balance" else info.kind)
+    kinds = _concept_kinds(concepts)
     if kinds and kinds <= {"stock"} and not builtins & {"days_in_period", "months_in_period"}:
         return ("FY", "Q", "H1", "Q3YTD")
     return ALL_KINDS

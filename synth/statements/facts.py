@@ -190,9 +190,17 @@ def drop_partial_totals(df: pd.DataFrame) -> pd.DataFrame:
             wrong |= {(c, total, t) for c, t in zip(below["company"], below["tag"])}
     if not wrong:
         return df
+    return df[~_rows_in(df, ["company", "concept", "tag"], list(wrong))]
+
+
+def _rows_in(df: pd.DataFrame, columns: list[str], keys) -> "numpy.ndarray":
+    """A boolean per row of `df`: its `columns` are among `keys` (tuples, or a frame with those columns); one vectorised
+    look-up, not a Python test per row (select_latest runs on bulk inputs of millions of rows)."""
     import pandas as pd
 
-    return df[~pd.MultiIndex.from_frame(df[["company", "concept", "tag"]]).isin(list(wrong))]
+    if isinstance(keys, pd.DataFrame):
+        keys = pd.MultiIndex.from_frame(keys[columns])
+    return pd.MultiIndex.from_frame(df[columns]).isin(keys)
 
 
 TWINS = {"other_current_assets": "other_noncurrent_assets", "other_current_liabilities": "other_noncurrent_liabilities"}
@@ -208,7 +216,7 @@ def drop_twin_mistags(df: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     at = ["company", "scope", "end"]
-    rows = df[df["concept"].isin(list(TWINS)) | df["concept"].isin(list(TWINS.values()))]
+    rows = df[df["concept"].isin([*TWINS, *TWINS.values()])]
     rows = rows[rows["value"].notna()]
     wrong = []
     for current, twin in TWINS.items():
@@ -223,19 +231,21 @@ def drop_twin_mistags(df: pd.DataFrame) -> pd.DataFrame:
     current_rows = rows[rows["concept"].isin(list(TWINS))]
     tags_per_filing = current_rows.groupby(key)["tag"].nunique()
     several = tags_per_filing[tags_per_filing > 1].index
-    candidates = current_rows[pd.MultiIndex.from_frame(current_rows[key]).isin(several)]
-    bad = candidates[pd.MultiIndex.from_frame(candidates[["company", "concept", "tag"]]).isin(
-        pd.MultiIndex.from_frame(wrong[["company", "concept", "tag"]]))]
+    candidates = current_rows[_rows_in(current_rows, key, several)]
+    bad = candidates[_rows_in(candidates, ["company", "concept", "tag"], wrong)]
     return df.drop(index=bad.index) if len(bad) else df
 
 
 SUBTOTAL_TOLERANCE = (0.01, 0.05)  # of total liabilities (or assets) / of total liabilities and equity
+_SUBTOTAL_INPUTS = ["noncurrent_liabilities", "noncurrent_assets", "total_liabilities", "current_liabilities",
+                    "liabilities_and_equity", "total_assets", "total_equity", "equity_parent", "temporary_equity",
+                    "current_assets"]  # the lines drop_section_subtotals compares
 
 
 def drop_section_subtotals(df: pd.DataFrame) -> pd.DataFrame:
-    """Drop a company's tag (in that scope) for total non-current liabilities (assets) where a filing's figure is not the rest of its
-    total liabilities (assets) after the current ones — or, without total liabilities, leaves more than 5 % of total
-    liabilities and equity unaccounted beside current liabilities and total equity: the filer uses the tag for a
+    """Drop a company's tag (in that scope) for total non-current liabilities (assets) where a filing's figure is not
+    the rest of its total liabilities (assets) after the current ones — or, without total liabilities, leaves more than
+    5 % of total liabilities and equity unaccounted beside current liabilities and total equity: the filer uses the tag for a
     section subtotal. Con Edison tags "Total other non-current liabilities" (5,379 M at 2008-12-31, long-term debt of
     9,232 M not in it) as LiabilitiesNoncurrent; shown as total non-current liabilities, it entered long-term capital
     ratios as if the company had no long-term debt (seed-6061 helper audit)."""
@@ -262,13 +272,7 @@ def drop_section_subtotals(df: pd.DataFrame) -> pd.DataFrame:
     wrong = got.loc[bad_ncl | bad_nca, ["company", "scope", "concept", "tag"]].drop_duplicates()
     if wrong.empty:
         return df
-    own = ["company", "scope", "concept", "tag"]
-    return df[~pd.MultiIndex.from_frame(df[own]).isin(pd.MultiIndex.from_frame(wrong))]
-
-
-_SUBTOTAL_INPUTS = ["noncurrent_liabilities", "noncurrent_assets", "total_liabilities", "current_liabilities",
-                    "liabilities_and_equity", "total_assets", "total_equity", "equity_parent", "temporary_equity",
-                    "current_assets"]
+    return df[~_rows_in(df, ["company", "scope", "concept", "tag"], wrong)]
 
 
 def drop_wrong_share_counts(df: pd.DataFrame) -> pd.DataFrame:
