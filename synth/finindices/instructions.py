@@ -90,18 +90,27 @@ def constraint_text(choice: Choice, kinds: list[str], currency: str, names: list
     a table asking a debt-to-equity ratio as a percentage beside capex / D&A as a plain number said "express ratios as
     percentages; express the ratio as a plain number" and never which was which (seed-9001 analyst audit)."""
     pool = templates(choice.language)
-    cur = pool["currency"].get(currency, currency)
     keys = [choice.currency_unit if kind == "currency" else kind for kind in kinds]
     named = names is not None and len(set(keys)) > 1
     parts = []
     for key in dict.fromkeys(keys):
-        text = pool["units"][key].format(currency=cur)
+        text = pool["units"][key].format(currency=currency_word(pool, currency, key))
         if named:
             which = list(dict.fromkeys(n for n, k in zip(names, keys) if k == key))
             text += f" ({', '.join(which)})" if choice.language == "en" else f"（{'、'.join(which)}）"
         parts.append(text if not parts or choice.language != "en" else text[0].lower() + text[1:])
     sep = "; " if choice.language == "en" else "；"
     return sep.join(parts) + " " * (choice.language == "en") + pool.get(f"decimals_{choice.decimals}", pool["decimals"]).format(decimals=choice.decimals)
+
+
+def currency_word(pool: dict, currency: str, key: str) -> str:
+    """The currency as the unit sentence `key` names it: 'US dollars' in English, where the sentence carries the scale;
+    in Chinese the amount unit itself, the pool's `scale_words` put where `currency` says ('百万美元', '新台币亿元':
+    "亿新台币元" read wrong, Chinese analyst audit; the statements' 单位 header is written the same way)."""
+    form = pool["currency"].get(currency, pool.get("currency_other", currency))
+    if "{" not in form:
+        return form
+    return form.format(scale=pool.get("scale_words", {}).get(key, ""), code=currency)
 
 
 def showing(choice: Choice, values: list, units: list[str]) -> Choice:

@@ -30,7 +30,14 @@ TITLES = {"en": {"income": "Income statement", "balance": "Balance sheet", "cash
           "zh": {"income": "利润表", "balance": "资产负债表", "cashflow": "现金流量表", "equity": "所有者权益变动表"}}
 SCALE_WORDS = {1: "", 1e3: "thousands", 1e6: "millions", 1e9: "billions"}
 ZH_SCALES = {1: "", 1e3: "千", 1e4: "万", 1e6: "百万", 1e8: "亿"}
-ZH_CURRENCY = {"CNY": "元", "USD": "美元", "TWD": "新台币元", "HKD": "港元"}
+# a Chinese amount unit: the scale word before 元 / 美元 / 港元, after 新台币 ("新台币千元", as Taiwan filers head their
+# statements; "万新台币元" / "亿新台币元" read wrong: Chinese analyst audit). templates/zh.yaml `currency` says the same.
+ZH_CURRENCY = {"CNY": "{scale}元", "USD": "{scale}美元", "TWD": "新台币{scale}元", "HKD": "{scale}港元"}
+
+
+def zh_amount_unit(unit: str, scale_word: str = "") -> str:
+    """'百万美元', '新台币万元', '亿元': the Chinese unit of an amount in `unit` at the scale `scale_word` names."""
+    return ZH_CURRENCY.get(unit, "{scale}" + unit).format(scale=scale_word)
 FULL_TITLE = re.compile(r"^(?P<title>.+?) — (?P<company>\S+) — (?P<period>\S+) — (?P<scope>consolidated|parent|合并|母公司)$")
 
 
@@ -72,7 +79,7 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
     """'(in millions of USD, except per-share amounts and share counts)' or '单位：百万美元'."""
     if language == "zh":
         note = "（每股金额及股数除外）" if scale != 1 else ""
-        return f"单位：{ZH_SCALES.get(scale, '')}{ZH_CURRENCY.get(unit, unit)}{note}"
+        return f"单位：{zh_amount_unit(unit, ZH_SCALES.get(scale, ''))}{note}"
     if scale == 1:
         return f"(in {unit})"
     if scale not in SCALE_WORDS:

@@ -1,0 +1,46 @@
+"""Chinese wording of synthesized prompts and worked solutions (Chinese analyst reading of zh prompts): units, debt and
+invested-capital terms, line labels that match the convention text, no English left in the worked solutions.
+
+    python -m pytest tests/test_synth_zh_wording.py -q
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ledgerlm.synth.finindices import instructions
+from ledgerlm.synth.statements.render import unit_header
+from ledgerlm.synth.statements.tables import parse_unit_header
+
+SCALES = {"units": (1, ""), "thousands": (1e3, "千"), "ten_thousands": (1e4, "万"), "millions": (1e6, "百万"),
+          "hundred_millions": (1e8, "亿")}
+
+
+def _choice(unit: str, language: str = "zh"):
+    return instructions.choose(random.Random(1), language=language, paradigm="single", units=[unit], decimals=[1],
+                               table_formats=["json"])
+
+
+@pytest.mark.parametrize("currency,unit,expected", [
+    ("USD", "hundred_millions", "金额单位为亿美元"), ("USD", "units", "金额单位为美元"), ("CNY", "millions", "金额单位为百万元"),
+    ("TWD", "hundred_millions", "金额单位为新台币亿元"), ("TWD", "thousands", "金额单位为新台币千元"),
+    ("TWD", "units", "金额单位为新台币元"), ("USD", "billions", "金额单位为十亿美元")])
+def test_zh_amount_unit_puts_the_scale_word_where_chinese_does(currency, unit, expected):
+    """"亿新台币元" / "万新台币元" read wrong: the scale goes before 元 / 美元 and after 新台币 (新台币千元, as Taiwan filers
+    head their statements), in the question's unit sentence and in every statement's 单位 header alike."""
+    text = instructions.constraint_text(_choice(unit), ["currency"], currency)
+    assert text.startswith(expected + "，") and "新台币元" not in text.replace("金额单位为新台币元", "")
+    scale, word = SCALES.get(unit, (None, None))
+    if scale is not None:  # the statements are shown at the same scales (billions only as a question unit)
+        header = unit_header(currency, scale, "zh")
+        assert header.startswith("单位：" + expected[len("金额单位为"):])
+        parsed = parse_unit_header(header)  # and the prompt reader still finds currency and scale
+        assert parsed.currency == currency and parsed.scale == scale
+    per_share = instructions.constraint_text(_choice(unit), ["per_share"], currency)
+    assert per_share.startswith("每股金额以" + {"USD": "美元", "CNY": "元", "TWD": "新台币元"}[currency] + "/股表示")
+
+
+def test_english_unit_sentences_are_unchanged():
+    assert instructions.constraint_text(_choice("millions", "en"), ["currency"], "USD").startswith(
+        "Express currency amounts in millions of US dollars")
