@@ -44,3 +44,20 @@ def test_zh_amount_unit_puts_the_scale_word_where_chinese_does(currency, unit, e
 def test_english_unit_sentences_are_unchanged():
     assert instructions.constraint_text(_choice("millions", "en"), ["currency"], "USD").startswith(
         "Express currency amounts in millions of US dollars")
+
+
+def test_borrowings_are_one_term_not_the_cas_financial_liabilities():
+    """金融负债 is CAS 22's "financial liabilities" (payables at amortised cost included), not the borrowings the
+    convention means: the borrowings index, the convention text and every hint and name that reads it say 金融性负债."""
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    for ix in registry.values():
+        for text in (ix.name_zh, ix.hint_text("zh"), *ix.convention_notes("zh")):
+            assert "金融负债" not in text, (ix.id, text)
+    debt = registry["financial_debt"]
+    assert debt.name_zh.startswith("金融性负债")
+    for key in ("financial_debt_to_ebitda_ttm", "net_debt_to_ebitda_ttm", "debt_to_capital", "interest_bearing_debt"):
+        hint = registry[key].hint_text("zh")
+        assert "金融性负债 = 流动债务" in hint or "金融性负债（借款" in hint, key  # the term of the question, defined
+    assert registry["net_debt_to_ebitda_ttm"].name_zh.startswith("净金融性负债")  # its formula reads net financial debt

@@ -65,11 +65,11 @@ NOTES = [
                        "liabilities (finance and operating) are not financial debt, except inside a balance sheet's one "
                        "\"debt and capital lease obligations\" total, which is used as financial debt where the balance sheet "
                        "shows debt only as that total.",
-     "金融负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 短期银行借款（资产负债表将其与应付票据合并列示时取该合并行）"
+     "金融性负债 = 流动债务（资产负债表列示短期债务合计时取该合计，否则取短期借款/商业票据 + 短期银行借款（资产负债表将其与应付票据合并列示时取该合并行）"
      "+ 一年内到期的长期债务 + 一年内到期的可转换债券（单独列示，不包含在长期债务合计中））"
      "+ 非流动长期借款及应付债券，各含合并可变利益实体的无追索权债务，均取账面价值（不取长期债务本金）；短期债务合计整体计入"
-     "（其中已含的一年内到期融资租赁负债不予扣除）；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融负债，"
-     "但资产负债表仅以一行“债务及资本租赁负债合计”列示债务时，以该合计作为金融负债（其中含资本租赁）。"),
+     "（其中已含的一年内到期融资租赁负债不予扣除）；资产负债表未列示的债务科目按 0 计；租赁负债（融资及经营租赁）不计入金融性负债，"
+     "但资产负债表仅以一行“债务及资本租赁负债合计”列示债务时，以该合计作为金融性负债（其中含资本租赁）。"),
     ("lease_lines", "Lease liabilities = operating and finance lease liabilities, current and non-current; a lease line the "
                     "balance sheet does not show counts as 0.",
      "租赁负债 = 经营租赁及融资租赁负债（含流动与非流动部分）；资产负债表未列示的租赁科目按 0 计。"),
@@ -81,11 +81,11 @@ NOTES = [
                               "debt line, where the balance sheet shows one, "
                               "already includes the current finance-lease obligations (not added again); payables, notes payable, "
                               "contract liabilities, taxes and payroll payable are non-interest-bearing.",
-     "带息债务 = 金融负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款（资产负债表未列示的科目按 0 计）；资产负债表列示短期债务合计时，该合计已含一年内到期的融资租赁负债，"
+     "带息债务 = 金融性负债 + 租赁负债（经营及融资租赁，含流动部分）+ 长期应付款（资产负债表未列示的科目按 0 计）；资产负债表列示短期债务合计时，该合计已含一年内到期的融资租赁负债，"
      "不再重复加计；应付账款、应付票据、合同负债、应交税费、应付职工薪酬为无息负债。"),
     ("net_financial_debt", "Net financial debt = financial debt - cash and cash equivalents - short-term investments (a "
                            "short-term investments line the balance sheet does not show counts as 0).",
-     "净金融负债 = 金融负债 − 货币资金 − 交易性金融资产（短期投资；资产负债表未列示时按 0 计）。"),
+     "净金融性负债 = 金融性负债 − 货币资金 − 交易性金融资产（短期投资；资产负债表未列示时按 0 计）。"),
     ("net_debt", "Net debt (interest-bearing basis) = interest-bearing debt - cash and cash equivalents; short-term investments "
                  "are not deducted.",
      "净债务（带息口径）= 带息债务 − 货币资金；交易性金融资产（短期投资）不扣除。"),
