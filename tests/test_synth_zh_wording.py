@@ -61,3 +61,21 @@ def test_borrowings_are_one_term_not_the_cas_financial_liabilities():
         hint = registry[key].hint_text("zh")
         assert "金融性负债 = 流动债务" in hint or "金融性负债（借款" in hint, key  # the term of the question, defined
     assert registry["net_debt_to_ebitda_ttm"].name_zh.startswith("净金融性负债")  # its formula reads net financial debt
+
+
+def test_invested_capital_is_named_by_its_approach_and_equity_basis():
+    """"全部投入资本（权益法）" read as the equity method of accounting for investees: both invested capitals are
+    financing-side sums (equity + interest-bearing debt) and differ in the equity they take; the name the question
+    asks is the one its hint, the convention text and every index built on it use."""
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    parent, total = registry["invested_capital_equity"].name_zh, registry["invested_capital_financing"].name_zh
+    assert parent == "投入资本（筹资法，归母权益）" and total == "投入资本（筹资法，全部权益）"
+    for ix in registry.values():
+        for text in (ix.name_zh, ix.hint_text("zh"), *ix.convention_notes("zh")):
+            assert "权益法" not in text and "全部投入资本" not in text, (ix.id, text)
+    assert any(n.startswith(parent + "= 归属于母公司所有者权益 + 带息债务")
+               for n in registry["invested_capital_equity"].convention_notes("zh"))
+    for key in ("roic", "invested_capital_turnover", "interest_bearing_debt_to_invested_capital", "invested_capital_equity_yoy"):
+        assert parent in registry[key].hint_text("zh"), key

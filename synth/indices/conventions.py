@@ -12,7 +12,7 @@ no-hint prompts state them too (without the formula), so a question never has tw
   debt = financial debt + lease liabilities + long-term payables (CAS 有息负债);
 - EBIT = pretax income + interest expense (the only EBIT of the registry); NOPAT = operating income x
   (1 - income tax / pretax income), the effective rate applied as reported also for loss-makers;
-- invested capital = parent equity + interest-bearing debt (CAS equity method);
+- invested capital = parent equity + interest-bearing debt (financing approach, parent equity; zh 投入资本（筹资法，归母权益）);
 - working-capital change = ending - beginning (current assets - current liabilities);
 - per-share values on the latest stock-split basis; quarter shares time-weighted by the days of the year-to-date reports
   (the headers date them); quarter EPS = net income / those shares, unrounded (a synth prompt shows no 3-month column).
@@ -99,7 +99,7 @@ NOTES = [
      "税后净营业利润（NOPAT）= 营业利润 ×（1 − 所得税费用 / 利润总额），实际税率按报表数直接使用（亏损时亦同）。"),
     ("invested_capital_equity", "Invested capital = equity attributable to the parent + interest-bearing debt (minority interests "
                                 "excluded).",
-     "投入资本 = 归属于母公司所有者权益 + 带息债务（不含少数股东权益）。"),
+     "投入资本（筹资法，归母权益）= 归属于母公司所有者权益 + 带息债务（不含少数股东权益）。"),
     ("working_capital_change", "Change in working capital = working capital at period end - at the beginning of the period "
                                "(working capital = current assets - current liabilities).",
      "营运资本变动 = 期末营运资本 − 期初营运资本（营运资本 = 流动资产 − 流动负债）。"),
