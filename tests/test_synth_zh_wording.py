@@ -79,3 +79,22 @@ def test_invested_capital_is_named_by_its_approach_and_equity_basis():
                for n in registry["invested_capital_equity"].convention_notes("zh"))
     for key in ("roic", "invested_capital_turnover", "interest_bearing_debt_to_invested_capital", "invested_capital_equity_yoy"):
         assert parent in registry[key].hint_text("zh"), key
+
+
+def test_current_portion_line_is_the_term_the_convention_uses():
+    """The balance sheet showed 一年内到期的非流动负债 (CAS's wider line, leases and long-term payables included) while
+    the debt convention and hints add 一年内到期的长期债务: one line, one term. A CAS statement's own label still reads."""
+    from ledgerlm.synth.indices.registry import load_registry
+    from ledgerlm.synth.statements.render import render_statement
+    from ledgerlm.synth.statements.taxonomy import concept_info, label_conflicts, map_label
+
+    label = concept_info("current_portion_long_term_debt").label_zh
+    assert label == "一年内到期的长期债务"
+    registry = load_registry()
+    for key in ("current_debt", "financial_debt", "debt_to_capital"):
+        assert label in registry[key].hint_text("zh"), key
+    assert all("一年内到期的非流动负债" not in registry[k].hint_text("zh") for k in registry)
+    stmt = {"company": "X", "period": "FY2024", "statement": "balance", "scope": "consolidated", "unit": "USD",
+            "items": [{"concept": "current_portion_long_term_debt", "label": "Current maturities of long-term debt", "value": 5e6}]}
+    assert f"| {label} | 5,000,000 |" in render_statement(stmt, "markdown", language="zh")
+    assert map_label("一年内到期的非流动负债") == map_label(label) == "current_portion_long_term_debt" and not label_conflicts()
