@@ -152,11 +152,14 @@ def test_conversion_lines_name_the_kind_of_result_not_a_currency_unit():
 
     builder = Builder.from_config(SynthConfig(seed=7, languages=["zh"], traps=False, paradigms={"single": 1.0},
                                               indices=["receivables_days", "current_ratio", "inventory_turnover"]))
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()  # a Chinese conversion line names its index in Chinese (no index id in zh solutions)
     stats, seen = Stats(), {}
     for slot in range(60):
         for row in builder.slot(slot, stats):
             for line in row["solution"].splitlines():
-                if line.startswith(tuple(row["indices"])) and " -> " in line:
+                if line.startswith(tuple(registry[i].name_zh + " " for i in row["indices"])) and " -> " in line:
                     seen[row["indices"][0]] = line
     assert "元(原单位)" not in "".join(seen.values()) and "原币单位" not in "".join(seen.values())
     assert "-> 天，" in seen["receivables_days"] and "-> 数值，" in seen["current_ratio"] and "-> 次，" in seen["inventory_turnover"]

@@ -98,3 +98,56 @@ def test_current_portion_line_is_the_term_the_convention_uses():
             "items": [{"concept": "current_portion_long_term_debt", "label": "Current maturities of long-term debt", "value": 5e6}]}
     assert f"| {label} | 5,000,000 |" in render_statement(stmt, "markdown", language="zh")
     assert map_label("一年内到期的非流动负债") == map_label(label) == "current_portion_long_term_debt" and not label_conflicts()
+
+
+def test_zh_trace_lines_read_in_chinese_with_the_same_figures():
+    """Chinese worked solutions showed the trace's English: concept keys, `ttm(...)` / `optional(...)` syntax and
+    phrases such as "(year-to-date, as reported)". Each line is now written with the Chinese names (the hints' formula
+    writer) and Chinese phrases; every figure of the line is kept as it was."""
+    import re
+
+    from ledgerlm.synth.finindices.solutions import zh_line
+
+    cases = {
+        "  optional(short_term_bank_loans) = short_term_bank_loans is not shown in the FY2009H1 report: 0 = 0":
+            "  短期银行借款及应付票据款 = 短期银行借款及应付票据款在FY2009H1报告中未列示，按 0 计 = 0",
+        "  prior_year(free_cash_flow) = free_cash_flow at FY2009Q1 = -655,000,000": "  上年同期自由现金流 = 自由现金流（FY2009Q1） = -655,000,000",
+        "  abs(prior_year(free_cash_flow)) = abs(-655,000,000) = 655,000,000": "  |上年同期自由现金流| = |-655,000,000| = 655,000,000",
+        "operating_cash_flow FY2010Q1 (year-to-date, as reported) = -242,000,000": "经营活动产生的现金流量净额 FY2010Q1（年初至今累计，按报告数） = -242,000,000",
+        "  annualize(revenue) = 3,318,000,000 x 12 / 3 = 13,272,000,000": "  年化营业收入 = 3,318,000,000 × 12 / 3 = 13,272,000,000",
+        "  first_of(debt_and_lease_total, current_debt + noncurrent_debt) = current_debt + noncurrent_debt (debt_and_lease_total not shown) = 15,733,000,000": None,
+        "equity_parent beginning balance of FY2010 = -5 (from the FY2009 report)": "归属于母公司所有者权益合计 FY2010期初余额 = -5（取自FY2009报告）",
+        "eps_diluted FY2010 (annual, as reported) = 0.5 [as filed 2.5 / 5 = 0.5 on the latest share basis (5-for-1 stock split "
+        "(filings up to 2010-01-01 on the old basis, from 2011-02-02 on the new))]": None,
+    }
+    for line, expected in cases.items():
+        text = zh_line(line)
+        if expected is not None:
+            assert text == expected
+        assert not re.search(r"[a-z]{2,}", text), text  # no key, function or English word left
+        figures = re.findall(r"\d[\d,.]*", line.replace("-for-1", ""))  # the split factor is written 1拆k
+        assert figures == re.findall(r"\d[\d,.]*", text.replace("1拆", "")), text
+
+
+
+@pytest.mark.parametrize("style", ["full", "compact"])
+def test_zh_solutions_of_real_items_show_no_keys_or_formula_syntax(style):
+    """Whole Chinese solutions of real items: no concept key, index id or `name(...)` call (period labels, the
+    required answer text and the answer table's header aside), and the final answer is still the last line."""
+    import re
+
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
+
+    builder = Builder.from_config(SynthConfig(seed=5, languages=["zh"], solution_style=style))
+    stats, rows = Stats(), []
+    for slot in range(40):
+        rows += builder.slot(slot, stats)
+    assert len(rows) > 20
+    for row in rows:
+        text = row["solution"]
+        assert not re.search(r"[a-z]+_[a-z_]+|\b(optional|first_of|prior_year|standalone|ttm|avg|annualize|abs)\(", text), text
+        assert not re.search(r"\b(the|report|shown|reported|year-to-date)\b", text), text
+        answer = row["answer"]
+        assert text.endswith(answer if isinstance(answer, str) else text.splitlines()[-1])

@@ -10,6 +10,7 @@ Deficiency items say which report is missing and which facts of it the computati
 from __future__ import annotations
 
 import functools
+import re
 from decimal import Decimal
 
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
@@ -149,6 +150,8 @@ def _shown(concept: str, value: float, scale: int, language: str) -> str:
 
 
 def _fact_text(concept: str, value: float, scale: int, language: str) -> str:
+    if language == "zh":  # the line as the statement names it, no English key (Chinese analyst audit)
+        return f"- {_label(concept, language)}：{_shown(concept, value, scale, language)}"
     return f"- {_label(concept, language)} ({concept}): {_shown(concept, value, scale, language)}"
 
 
@@ -226,6 +229,118 @@ def _calc_block(v) -> str:
     return "  " + "\n  ".join(calc) if calc else f"  = {num(v.value)}"
 
 
+@_per_value
+def _calc_block_zh(v) -> str:
+    """`_calc_block` in Chinese (`zh_line`)."""
+    calc = _calc_steps(v)
+    return "  " + "\n  ".join([zh_line(x) for x in calc]) if calc else f"  = {num(v.value)}"
+
+
+# Chinese worked solutions: the trace's lines (compute.py, store.py) are written in English formula syntax with concept
+# keys; a Chinese solution shows them with the Chinese names of the lines and indices, the hints' formula writer
+# (`conventions.zh_formula`) and Chinese wording of the trace's phrases (Chinese analyst audit: `TTM(...)`-style syntax
+# and English concept names in zh solutions). The figures and arithmetic are the trace's own, unchanged.
+_ZH_PHRASES = [
+    (re.compile(r" \(year-to-date, as reported\)"), "（年初至今累计，按报告数）"),
+    (re.compile(r" \(annual, as reported\)"), "（全年，按报告数）"),
+    (re.compile(r" \(three months, as reported in the (\S+) report\)"), r"（单季三个月，取自\1报告）"),
+    (re.compile(r" is not shown in the (\S+) report: 0"), r"在\1报告中未列示，按 0 计"),
+    (re.compile(r" \(from the (\S+) report\)"), r"（取自\1报告）"),
+    (re.compile(r"annual value of (FY\d{4})"), r"\1全年数"),
+    (re.compile(r" \(weighted-average shares are time-weighted: share-days of the year-to-date reports over the days of (\S+)\)"),
+     r"（加权平均股数按时间加权：各累计期报告的股数×天数，除以\1的天数）"),
+    (re.compile(r" \(EPS is not additive: (\S+) net income over (\S+) weighted-average shares\)"),
+     r"（每股收益不可加减：\1净利润除以\2加权平均股数）"),
+    (re.compile(r"the filing tags this outflow as (-?[\d,.]+); Payments elements are positive"),
+     r"报告将该流出列为 \1；支付类科目取正数"),
+    (re.compile(r"share basis: as filed \(no stock split in the data\)"), "股数口径：按报告原数（数据中无拆股）"),
+    (re.compile(r"share basis: the latest filing's \(as filed, after "), "股数口径：最新一期报告（按拆股后口径，"),
+    (re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to ([\d-]+) on the old basis, from ([\d-]+) on the new\)"),
+     r"1拆\1股票拆分（\2及以前提交的文件为拆分前口径，\3起为拆分后口径）"),
+    (re.compile(r"as filed (-?[\d,.]+) / ([\d.]+) = (-?[\d,.]+) on the latest share basis \("), r"报告原数 \1 / \2 = \3，按最新拆股口径（"),
+    (re.compile(r" (beginning|ending) balance of (\S+) = "), lambda m: f" {m.group(2)}{'期初' if m.group(1) == 'beginning' else '期末'}余额 = "),
+    (re.compile(r" (\d[\d,]*) days\b"), r" \1 天"),
+    (re.compile(r"\)\]$"), "）]"),  # the share-basis note's parenthesis opened in Chinese above
+    (re.compile(r"(?<=\d) x (?=\d)"), " × "),
+    (re.compile(r"\babs\((-?[\d,.]+)\)"), r"|\1|"),
+]
+_ZH_NOT_SHOWN = re.compile(r" \(([^()]*(?:\([^()]*\)[^()]*)*) not shown\)$")
+_ZH_AT = re.compile(r" at (FY\w+)$")
+_IDENT = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9_]*(?![A-Za-z0-9_])")  # ASCII bounds: a key may touch Chinese text
+
+
+@functools.lru_cache(maxsize=None)
+def _zh_registry():
+    from ledgerlm.synth.indices.registry import load_registry
+    return load_registry()
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _zh_name(key: str) -> str:
+    """The Chinese name of an index id or a concept key (the key itself when it is neither)."""
+    from ledgerlm.synth.indices.conventions import _ZH_BUILTINS
+    registry = _zh_registry()
+    if key in _ZH_BUILTINS:
+        return _ZH_BUILTINS[key]
+    if key in registry and registry[key].name_zh:
+        return registry[key].name_zh
+    label = _label(key, "zh")
+    return label
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _zh_expr(text: str) -> str:
+    """A formula text (`operating_cash_flow - capex`, `ttm(ebitda)`) written with Chinese names; other text with its
+    keys named in Chinese."""
+    from ledgerlm.synth.indices.conventions import zh_formula
+    from ledgerlm.synth.indices.formula import parse
+    stripped = text.strip()
+    if stripped and _IDENT.search(stripped):
+        try:
+            node = parse("solution", stripped)
+        except Exception:  # not a formula: a phrase with keys in it
+            return _IDENT.sub(lambda m: _zh_name(m.group()), text)
+        return text[:len(text) - len(text.lstrip())] + zh_formula(node, _zh_registry())
+    return text
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def zh_line(line: str) -> str:
+    """A trace line (a calculation or a period step) in Chinese: each `=`-separated part that is a formula is written
+    with the Chinese names, the trace's English phrases in Chinese; the numbers are untouched."""
+    for pattern, repl in _ZH_PHRASES:
+        line = pattern.sub(repl, line)
+    parts = line.split(" = ")
+    out = []
+    for part in parts:
+        tail = ""
+        m = _ZH_NOT_SHOWN.search(part)
+        if m:
+            tail, part = f"（{'、'.join(_zh_expr(a) for a in _split_args(m.group(1)))} 未列示）", part[:m.start()]
+        m = _ZH_AT.search(part)
+        if m:
+            tail, part = f"（{m.group(1)}）" + tail, part[:m.start()]
+        out.append(_zh_expr(part) + tail)
+    return " = ".join(out)
+
+
+def _split_args(text: str) -> list[str]:
+    """`a, b - c, optional(d)` -> its top-level comma-separated parts."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _lines_in(language: str, lines: list[str]) -> list[str]:
+    return lines if language != "zh" else [zh_line(x) for x in lines]
+
+
 def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "",
                   scales: dict[str, int] | None = None, style: str = "full") -> str:
     """The worked solution; its last line is `final`, the answer in the requested format. `split_text`: the prompt's
@@ -239,7 +354,7 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
         return _compact(item, t, language, choice, final, split_text, scales)
     lines = [t["reports"], *_facts_by_report(item.values, language, scales=scales), *([split_text] if split_text else [])]
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
-    lines += ["", t["periods"], *(list(dict.fromkeys(period_lines)) or [t["no_periods"]])]
+    lines += ["", t["periods"], *(_lines_in(language, list(dict.fromkeys(period_lines))) or [t["no_periods"]])]
     lines += ["", t["formula"]]
     # issue 11: the solution names the conventions it used, each sentence once however many indices share it
     notes = list(dict.fromkeys([*(n for ix in item.indices for n in ix.convention_notes(language) if n),
@@ -247,23 +362,34 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
     if notes:
         lines.append(t["conventions"].format(text=(" " if language == "en" else "").join(notes)))
     many = len(item.values) * len(item.periods) > 1
+    zh = language == "zh"
+    block = _calc_block_zh if zh else _calc_block
     for ix, name, row in zip(item.indices, names, item.values):
-        lines.append(t["index_formula"].format(index=f"{name} ({ix.id})", formula=ix.formula))
+        if zh:  # the Chinese names and the hints' formula writer, no index id or English syntax
+            lines.append(t["index_formula"].format(index=name, formula=_zh_formula(ix)))
+        else:
+            lines.append(t["index_formula"].format(index=f"{name} ({ix.id})", formula=ix.formula))
         if not many:
-            lines.append(_calc_block(row[0]))
+            lines.append(block(row[0]))
             continue
         for period, v in zip(item.periods, row):
-            lines.append(t["cell"].format(index=ix.id, period=period))
-            lines.append(_calc_block(v))
-    lines += ["", t["rounding"], *_conversions(item, t, choice)]
+            lines.append(t["cell"].format(index=name if zh else ix.id, period=period))
+            lines.append(block(v))
+    lines += ["", t["rounding"], *_conversions(item, t, choice, names if zh else None)]
     lines += ["", t["final"], final]
     return "\n".join(lines)
 
 
-def _conversions(item, t: dict, choice) -> list[str]:
-    """One line per answer cell: the value in base units, the exact quotient in the asked unit, the rounded text."""
+def _zh_formula(ix) -> str:
+    from ledgerlm.synth.indices.conventions import zh_formula
+    return zh_formula(ix.ast, _zh_registry())
+
+
+def _conversions(item, t: dict, choice, names: list[str] | None = None) -> list[str]:
+    """One line per answer cell: the value in base units, the exact quotient in the asked unit, the rounded text.
+    `names`: the cells are named by these (the Chinese names), not by the index ids."""
     lines = []
-    for ix, row in zip(item.indices, item.values):
+    for n, (ix, row) in enumerate(zip(item.indices, item.values)):
         for period, v in zip(item.periods, row):
             unit = answer_unit(v.result, choice.currency_unit)
             text = answer_text(v.value, v.result, choice.currency_unit, choice.decimals)
@@ -276,7 +402,7 @@ def _conversions(item, t: dict, choice) -> list[str]:
                                            unit=label, decimals=choice.decimals, text=text)
             else:
                 step = t["scaled"].format(raw=num(v.value), unit=label, decimals=choice.decimals, text=text)
-            lines.append(f"{ix.id} {period}: " + step)
+            lines.append(f"{ix.id} {period}: " + step if names is None else f"{names[n]} {period}：" + step)
     return lines
 
 
@@ -296,10 +422,11 @@ def _compact(item, t: dict, language: str, choice, final: str, split_text: str, 
              for report in sorted(facts) for c, val in facts[report].items()]
     lines += [split_text] if split_text else []
     periods = dict.fromkeys(s for row in item.values for v in row for s in _period_steps(v))
-    lines += [s for s in periods if not _is_number(s.rsplit(" = ", 1)[0].split(" = ", 1)[-1])]  # not "x (as reported) = -7,750"
+    shown = [s for s in periods if not _is_number(s.rsplit(" = ", 1)[0].split(" = ", 1)[-1])]  # not "x (as reported) = -7,750"
     calc = dict.fromkeys(s for row in item.values for v in row for s in _calc_steps(v))
-    lines += [s for s in calc if s.count(" = ") > 1 and " is not shown in " not in s]  # concept indices have no arithmetic
-    lines += _conversions(item, t, choice)
+    shown += [s for s in calc if s.count(" = ") > 1 and " is not shown in " not in s]  # concept indices have no arithmetic
+    lines += _lines_in(language, shown)
+    lines += _conversions(item, t, choice, [ix.name_zh for ix in item.indices] if language == "zh" else None)
     lines += [t["final"], final]
     return "\n".join(lines)
 
@@ -320,9 +447,12 @@ def _deficiency(item, t: dict, language: str, final: str, shown: list, split_tex
     needed = sorted({r.label for r in consulted(v)[0]})
     shown_labels = sorted({r.label for r, scope in shown if scope == "consolidated"})
     missing = item.missing.label
-    facts = sorted({f"{_label(f.concept, language)} ({f.concept})" for f in v.facts if f.report == missing})
+    facts = sorted({_label(f.concept, language) if language == "zh" else f"{_label(f.concept, language)} ({f.concept})"
+                    for f in v.facts if f.report == missing})
     lines = [t["need"].format(reports=", ".join(needed)), t["shown"].format(reports=", ".join(shown_labels) or "-"),
              *([split_text] if split_text else []),
-             t["missing"].format(report=missing, facts=", ".join(facts), why=item.deficiency_error), t["stop"],
+             # the store's reason is English text; the Chinese sentence already names the report and its lines
+             t["missing"].format(report=missing, facts=(", " if language == "en" else "、").join(facts),
+                                 why=item.deficiency_error if language == "en" else ""), t["stop"],
              "", t["final"], final]
     return "\n".join(lines)
