@@ -86,7 +86,7 @@ def _planted(facts: pd.DataFrame, mask, **changes) -> pd.DataFrame:
     return out
 
 
-def test_audit_catches_planted_errors(nvda_facts):
+def test_audit_catches_planted_errors(nvda_facts, monkeypatch):
     """Each check must be able to fail: plant one wrong figure per check and expect a finding naming it."""
     f = nvda_facts
     # 1. weighted diluted shares of FY2020 +10 % in every filing: computed EPS no longer matches the filed 6.63
@@ -94,11 +94,20 @@ def test_audit_catches_planted_errors(nvda_facts):
                    & (d["start"].astype(str) == "2019-01-28"), value=lambda v: v * 1.1)
     found = Audit(bad).run(["NVDA"], checks=("eps_computed",))["findings"]
     assert any(x["period"] == "FY2020" and x["concept"] == "eps_diluted" for x in found), found[:3]
-    # 2. H1 FY2024 revenue +1 % everywhere: derived Q2 disagrees with the filed 3-month 13,507 M
+    # 2. H1 FY2024 revenue +1 % everywhere: the YTD derivation of Q2 disagrees with the filed 3-month 13,507 M. The
+    # store answers the filed quarter (a synth store refuses it): tallied apart, no finding
     bad = _planted(f, lambda d: (d["concept"] == "revenue") & (d["end"].astype(str) == "2023-07-30")
                    & (d["start"].astype(str) == "2023-01-30"), value=lambda v: v * 1.01)
+    result = Audit(bad).run(["NVDA"], checks=("quarter_3m",))
+    assert not any(x["period"] == "FY2024Q2" for x in result["findings"]), result["findings"][:3]
+    assert result["counts"][("quarter_3m", "ok (filer's YTD contradict its quarter)")] >= 1
+    # a store that answers the derivation regardless (the rule off, as before the seed-9191 audit): a finding
+    import ledgerlm.synth.statements.store as store_module
+
+    monkeypatch.setattr(store_module, "_flow_slack", lambda *values: float("inf"))
     found = Audit(bad).run(["NVDA"], checks=("quarter_3m",))["findings"]
     assert any(x["period"] == "FY2024Q2" and x["concept"] == "revenue" for x in found), found[:3]
+    monkeypatch.undo()
     # 3. the long-term debt lines mapped to a non-debt concept: financial debt drops them, the balance sheet still shows them
     bad = _planted(f, lambda d: d["tag"].isin(["us-gaap:LongTermDebtNoncurrent", "us-gaap:LongTermDebt"]) & (d["end"].astype(str) == "2024-01-28"),
                    concept="other_noncurrent_liabilities")
