@@ -65,3 +65,45 @@ def test_quarter_within_rounding_of_the_filed_figure_stays_derived():
     filed = store.index.quarter_reported[("NVDA", "consolidated", "net_income", 2016, 3)].value
     d = store.value("NVDA", "net_income", Period(2016, "Q", 3))
     assert (d.value, filed) == (246e6, 247e6)
+
+
+# Seed-5353 TTM audit (2026-12-03): TTM = YTD(y,q) + FY(y-1) - YTD(y-1,q) with FY(y-1) restated after YTD(y-1,q) was
+# last filed (and YTD(y-1,q) never restated) is on neither basis. 36 such TTM values in the embedded data, all refused.
+MIXED_TTMS = [
+    ("AAPL", "revenue", "FY2009Q3TTM"),  # FY2008 32,479 -> 37,491 M (2010 revenue-recognition restatement), 9M FY2008 original
+    ("GOOGL", "operating_cash_flow", "FY2015Q3TTM"),  # FY2014 22,376 -> 23,024 M (2016 recast), 9M FY2014 original
+    ("F", "revenue", "FY2009Q2TTM"),  # FY2008 from the May-2010 8-K recast, H1 2008 from the Aug-2009 10-Q
+    ("AAPL", "dividends_paid", "FY2016Q1TTM"),  # FY2015 11,431 -> 11,561 M (dividend equivalents), Q1 FY2015 never re-filed
+]
+ONE_BASIS = [
+    ("NVDA", "revenue", "FY2018Q2", 2_230e6),  # H1 first tagged 2,230 M (the quarter's own three months): a mis-tag, not a restatement
+    ("GOOGL", "operating_income", "FY2019Q3TTM", 33_186e6),  # FY2018 and 9M FY2018 both restated (2019 reclassification)
+]
+
+
+@pytest.mark.parametrize("company, concept, period", MIXED_TTMS)
+def test_ttm_across_a_restatement_is_refused(company, concept, period):
+    from ledgerlm.errors import NotDerivable
+    from ledgerlm.synth.finindices.storecache import company_stores
+    from ledgerlm.synth.indices.cli import load_store
+
+    for store in (load_store(None, None), company_stores(None)[company]):
+        with pytest.raises(NotDerivable, match="on different bases"):
+            store.value(company, concept, period)
+
+
+@pytest.mark.parametrize("company, concept, period, value", ONE_BASIS)
+def test_figures_of_one_basis_still_combine(company, concept, period, value):
+    from ledgerlm.synth.finindices.storecache import company_stores
+
+    assert company_stores(None)[company].value(company, concept, period).value == value
+
+
+def test_restatements_are_recorded_per_window():
+    """facts.select_latest records the kept tag's values as first filed, oldest first (`@filed=value`)."""
+    from ledgerlm.synth.finindices.storecache import company_stores
+    from ledgerlm.synth.statements.periods import ReportKey
+    from ledgerlm.synth.statements.store import _restatements
+
+    cell = company_stores(None)["AAPL"].index.cells[("AAPL", "consolidated", "revenue", ReportKey(2008, 4))]
+    assert _restatements(cell) == [("2009-10-27", 32_479e6), ("2010-01-25", 37_491e6)]

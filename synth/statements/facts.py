@@ -153,20 +153,47 @@ def with_alternates(kept: pd.DataFrame, dropped: pd.DataFrame) -> pd.DataFrame:
     earlier selection recorded). The store reads it before combining values of two tags in one derivation (a quarter
     from two year-to-date reports, a TTM, an average of two balances): Duke's FY2009 H1 net income is NetIncomeLoss
     (no ProfitLoss filed for it) and its Q1 is ProfitLoss, 349 M, while the same 10-Q reports NetIncomeLoss 344 M for
-    Q1, so H1 - Q1 would subtract a different line (the noncontrolling interests' share) and is refused."""
+    Q1, so H1 - Q1 would subtract a different line (the noncontrolling interests' share) and is refused. Entries
+    `@filed=value` are the kept tag's own restatements (`_restatements`)."""
     import pandas as pd
 
     previous = kept["alternates"] if "alternates" in kept.columns else pd.Series("", index=kept.index)
     if dropped.empty:
         return kept.assign(alternates=previous)
     tags = kept.set_index(PERIOD_KEY)["tag"]
-    other = dropped.join(tags.rename("_kept_tag"), on=PERIOD_KEY)
-    other = other[other["tag"] != other["_kept_tag"]].drop_duplicates(PERIOD_KEY + ["tag", "value"])
-    if other.empty:
+    joined = dropped.join(tags.rename("_kept_tag"), on=PERIOD_KEY)
+    other = joined[joined["tag"] != joined["_kept_tag"]].drop_duplicates(PERIOD_KEY + ["tag", "value"])
+    texts = []
+    if not other.empty:
+        texts.append((other["tag"] + "=" + other["value"].astype(float).map(repr)).groupby([other[c] for c in PERIOD_KEY]).agg(";".join))
+    restated = _restatements(kept, joined[joined["tag"] == joined["_kept_tag"]])
+    if restated is not None:
+        texts.append(restated)
+    if not texts:
         return kept.assign(alternates=previous)
-    text = (other["tag"] + "=" + other["value"].astype(float).map(repr)).groupby([other[c] for c in PERIOD_KEY]).agg(";".join)
-    found = kept.join(text.rename("_alt"), on=PERIOD_KEY)["_alt"].fillna("")
-    return kept.assign(alternates=[f"{a};{b}" if a and b else a or b for a, b in zip(previous, found)])
+    found = [kept.join(text.rename("_alt"), on=PERIOD_KEY)["_alt"].fillna("") for text in texts]
+    joined_text = [";".join(x for x in parts if x) for parts in zip(previous, *found)]
+    return kept.assign(alternates=joined_text)
+
+
+def _restatements(kept: pd.DataFrame, earlier: pd.DataFrame):
+    """Per window whose filings changed the kept tag's value: `@filed=value` for each value as first filed, oldest first,
+    the kept value's first filing last (None when no window was restated). The store reads them before combining
+    windows of different filings (`store._restated_after`): Alphabet's FY2014 operating cash flow, 22,376 M as filed
+    in its FY2014 10-K, is 23,024 M from a 2016 8-K recast on, while its 9M FY2014 (16,012 M) was never re-filed, so
+    a TTM FY2015Q3 = 9M FY2015 + FY2014 - 9M FY2014 would mix the two bases (seed-5353 helper audit)."""
+    import pandas as pd
+
+    if earlier.empty:
+        return None
+    rows = pd.concat([kept[PERIOD_KEY + ["filed", "value"]], earlier[PERIOD_KEY + ["filed", "value"]]])
+    rows = rows[rows["filed"].astype(str) != ""]
+    varied = rows.groupby(PERIOD_KEY, sort=False, dropna=False)["value"].transform("nunique").gt(1)
+    rows = rows[varied.to_numpy()].assign(filed=lambda d: d["filed"].astype(str)).sort_values(PERIOD_KEY + ["filed"], kind="stable")
+    if rows.empty:
+        return None
+    starts = rows[rows["value"].ne(rows.groupby(PERIOD_KEY, sort=False, dropna=False)["value"].shift())]  # each value's first filing
+    return ("@" + starts["filed"] + "=" + starts["value"].astype(float).map(repr)).groupby([starts[c] for c in PERIOD_KEY]).agg(";".join)
 
 
 TOTAL_PARTS = {"total_costs_and_expenses": ("cost_of_revenue",), "total_assets": ("current_assets",),

@@ -565,6 +565,8 @@ class FactStore(StoreViews):
                     return three_months
             val = _exact("+-", cur.value, prev.value)
             filed = self.index.quarter_reported.get((company, scope, concept, y, q))
+            if filed is None:  # else the filed quarter confirms the derivation or replaces it (below)
+                self._one_basis(company, concept, scope, p, _report_key(y, q), _report_key(y, q - 1))
             if filed is not None and abs(val - filed.value) > _flow_slack(cur.value, prev.value, filed.value):
                 # the year-to-date figures do not add up to the quarter the filer reports: two vintages (Alphabet FY2015
                 # capex: 9M 7,848 M as restated in Nov 2016, H1 5,442 M as restated in Aug 2016 -> 2,406 M; the Nov 2016
@@ -586,11 +588,35 @@ class FactStore(StoreViews):
         cur = self._ytd(company, concept, _report_key(y, q), scope)
         last_fy = self._ytd(company, concept, _report_key(y - 1, 4), scope)
         prior = self._ytd(company, concept, _report_key(y - 1, q), scope)
+        self._one_basis(company, concept, scope, p, _report_key(y - 1, 4), _report_key(y - 1, q))
         self._one_line(company, concept, scope, p, (_report_key(y, q), _report_key(y - 1, 4), _report_key(y - 1, q)))
         val = _exact("++-", cur.value, last_fy.value, prior.value)
         step = (f"{concept} {p.label} = {_report_key(y, q).label} + FY{y - 1} - {_report_key(y - 1, q).label} = "
                 f"{_fmt(cur.value)} + {_fmt(last_fy.value)} - {_fmt(prior.value)} = {_fmt(val)}")
         return Derived(val, cur.unit, cur.inputs + last_fy.inputs + prior.inputs, cur.steps + last_fy.steps + prior.steps + [step])
+
+    def _one_basis(self, company: str, concept: str, scope: str, p: Period, a: ReportKey, b: ReportKey) -> None:
+        """Refuse combining two reports' figures when one was restated after the other was last filed and the other was
+        never restated (`_restated_after`): Alphabet's FY2014 operating cash flow is 23,024 M as recast in 2016, its
+        9M FY2014 the original 16,012 M, so TTM FY2015Q3 = 9M FY2015 + FY2014 - 9M FY2014 is on neither basis (26,975 M
+        against 25,973 M from one vintage); Apple's FY2008 revenue restated for the 2009 revenue-recognition rules
+        beside the original 9M FY2008 gave TTM FY2009Q3 revenue 43,605 M against 34,562 M (seed-5353 helper audit).
+        A restated figure beside another restated one is one basis (Alphabet's 2019 reclassification of its 2018
+        operating income in the 10-Q comparatives and the 10-K alike)."""
+        cells = self._company_cells(company)
+        ca, cb = cells.get((scope, concept, a)), cells.get((scope, concept, b))
+        if ca is None or cb is None:
+            return
+        for x, rx, y_, ry in ((ca, a, cb, b), (cb, b, ca, a)):
+            old = _restated_after(x, y_.filed)
+            three_months = self.index.quarter_reported.get((company, scope, concept, rx.fiscal_year, rx.quarters))
+            if old is not None and three_months is not None and not _differs(old, three_months.value):
+                continue  # the earlier value is the quarter's own three months (NVIDIA's FY2018 H1 revenue first tagged
+                # 2,230 M, its Q2): a mis-tagged window, not a restatement
+            if old is not None and not _was_restated(y_):
+                raise NotDerivable(f"{company}: {concept} {p.label}: {rx.label} was restated ({_fmt(old)} -> {_fmt(x.value)}) after "
+                                   f"{ry.label} was last filed ({y_.filed}), which never was: the two are on different bases",
+                                   company=company, concept=concept, period=p.label, missing=[])
 
     def _one_line(self, company: str, concept: str, scope: str, p: Period, reports: Iterable[ReportKey]) -> None:
         """Refuse a derivation whose reports hold the concept under two tags that the filer reports as different amounts
@@ -748,6 +774,38 @@ def _rounding(cell: Cell) -> float:
     m = _SHARES_AS_FILED_RE.search(cell.note)
     filed, k = (float(m.group(1).replace(",", "")), float(m.group(2))) if m else (cell.value, 1.0)
     return rounding_of(filed) * k
+
+
+def _restatements(cell: Cell) -> list[tuple[str, float]]:
+    """(filed, value) of each value the cell's tag was first filed with, oldest first (`facts._restatements`; none when
+    every filing gave one value)."""
+    if "@" not in cell.alternates:
+        return []
+    out = []
+    for item in cell.alternates.split(";"):
+        if item.startswith("@"):
+            filed, _, text = item[1:].rpartition("=")
+            out.append((filed, float(text)))
+    return out
+
+
+def _differs(a: float, b: float) -> bool:
+    return abs(a - b) > max(rounding_of(a), rounding_of(b))
+
+
+def _restated_after(cell: Cell, when: str) -> float | None:
+    """The value the cell's figure had before a filing after `when` (a filing date) restated it to the cell's value,
+    else None: a figure last filed at `when` and never restated is on the basis before that restatement (Apple's
+    9M FY2008 revenue, 24,584 M, filed 2009-07-22; its FY2008, first filed 2009-10-27 as 32,479 M, restated to 37,491 M
+    on 2010-01-25)."""
+    runs = _restatements(cell)
+    if len(runs) < 2 or not when or runs[-1][0] <= when or _differs(runs[-1][1], cell.value):
+        return None
+    return runs[-2][1] if _differs(runs[-2][1], cell.value) else None
+
+
+def _was_restated(cell: Cell) -> bool:
+    return any(_differs(value, cell.value) for _, value in _restatements(cell))
 
 
 def _flow_slack(*values: float) -> float:
