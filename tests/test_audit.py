@@ -45,7 +45,7 @@ def _unexplained(report: dict) -> list[dict]:
 def test_audit_fast_subset_has_no_unexplained_findings(fast_facts):
     report = Audit(fast_facts).run()
     checked = {k[0] for k in report["counts"]}
-    assert {"eps_reported", "eps_computed", "quarter_3m", "debt", "balance"} <= checked
+    assert {"eps_reported", "eps_computed", "quarter_3m", "ttm_4q", "debt", "balance"} <= checked
     new = _unexplained(report)
     assert not new, render(report, load_exceptions(EXCEPTIONS), limit=40)
 
@@ -108,6 +108,11 @@ def test_audit_catches_planted_errors(nvda_facts, monkeypatch):
     found = Audit(bad).run(["NVDA"], checks=("quarter_3m",))["findings"]
     assert any(x["period"] == "FY2024Q2" and x["concept"] == "revenue" for x in found), found[:3]
     monkeypatch.undo()
+    # 2b. FY2020 revenue +1 % in every filing: TTM FY2021Q2 (H1 FY2021 + FY2020 - H1 FY2020) misses the four filed quarters
+    bad = _planted(f, lambda d: (d["concept"] == "revenue") & (d["end"].astype(str) == "2020-01-26")
+                   & (d["start"].astype(str) == "2019-01-28"), value=lambda v: v * 1.01)
+    found = Audit(bad).run(["NVDA"], checks=("ttm_4q",))["findings"]
+    assert any(x["period"] == "FY2021Q2TTM" and x["concept"] == "revenue" for x in found), found[:3]
     # 3. the long-term debt lines mapped to a non-debt concept: financial debt drops them, the balance sheet still shows them
     bad = _planted(f, lambda d: d["tag"].isin(["us-gaap:LongTermDebtNoncurrent", "us-gaap:LongTermDebt"]) & (d["end"].astype(str) == "2024-01-28"),
                    concept="other_noncurrent_liabilities")

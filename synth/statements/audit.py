@@ -13,6 +13,7 @@ Checks (each finding names company, period, concept, the filed figure and the pr
                  (within $0.015 or 1.5 %); a 1000x gap is reported as a scale slip (shares tagged in thousands).
 - quarter_3m     derived standalone quarters (every amount flow: revenue, capex, ...) vs the 3-month figures the 10-Q reports
                  (within 1.5 x the rounding the filed figure shows: 1.5 M for 2,383 M, 150,000 for 47.4 M).
+- ttm_4q         TTM flows (YTD + last FY - prior YTD) vs the sum of the four quarters' filed figures, where filed
 - debt           `financial_debt` as computed vs the borrowing lines of the balance sheet (DebtCurrent or
                  its components + non-current debt; bonds for IFRS; consolidated VIEs' borrowings), within 0.5 %.
 - balance        total liabilities (+ temporary equity) + equity vs total assets, within 0.5 %.
@@ -46,7 +47,7 @@ EPS_SHARES = {"eps_basic": "shares_basic", "eps_diluted": "shares_diluted"}
 # stockholders when the filer reports it (after preferred dividends), else net income to the parent
 EPS_NUMERATORS = {"eps_basic": ("net_income_common_basic", "net_income_parent"),
                   "eps_diluted": ("net_income_common_diluted", "net_income_common_basic", "net_income_parent")}
-CHECKS = ("eps_reported", "eps_computed", "quarter_3m", "debt", "balance")
+CHECKS = ("eps_reported", "eps_computed", "quarter_3m", "ttm_4q", "debt", "balance")
 DEFAULT_EXCEPTIONS = Path(__file__).resolve().parents[2] / "tests" / "data" / "audit_exceptions.csv"
 
 # balance-sheet borrowing lines by original tag (the filer's own presentation, not the canonical mapping)
@@ -187,6 +188,38 @@ class Audit:
             self._record("quarter_3m", abs(mine - rep) <= tol and abs(derived - rep) <= tol, company, period.label, concept,
                          rep, mine, f"answer {mine:,.0f}, YTD derivation {derived:,.0f} vs 3-month {rep:,.0f} in {ref.source}")
 
+    def check_ttm(self, company: str) -> None:
+        """A TTM flow (YTD + last FY - prior YTD) vs the sum of the four three-month figures the filer reports for its
+        quarters (Q1 its year-to-date report; Q2-Q4 the filed three-month figures), where all four are filed; within
+        the rounding of the figures combined (4 x 1.5 x the coarsest). A TTM the store refuses counts as not derivable."""
+        filed: dict[tuple[str, int, int], float] = {}
+        for comp, scope, concept, year, q in self.store.quarter_pairs():
+            if comp == company and scope == "consolidated":
+                ref = self.store.reported_quarter(company, concept, Period(year, "Q", q))
+                if ref is not None:
+                    filed[(concept, year, q)] = ref.value
+        for (concept, year, q) in sorted(filed):
+            if q == 4 or self.store.kind_of(concept, company) != "flow":
+                continue
+            quarters = [(year - 1, k) for k in range(q + 1, 5)] + [(year, k) for k in range(1, q + 1)]
+            parts = []
+            for y, k in quarters:
+                if k == 1:
+                    parts.append(self._value(company, concept, Period(y, "YTD", 1)))
+                else:
+                    parts.append(filed.get((concept, y, k)))
+            if any(v is None for v in parts):
+                continue
+            period = Period(year, "TTM", q)
+            mine = self._value(company, concept, period)
+            if mine is None:
+                self.counts[("ttm_4q", "not derivable")] += 1
+                continue
+            total = sum(parts)
+            tol = 4 * 1.5 * max(_shown_rounding(v) for v in parts if v) if any(parts) else 1.0
+            self._record("ttm_4q", abs(mine - total) <= tol * 1.0001, company, period.label, concept, total, mine,
+                         f"TTM {mine:,.0f} vs the four filed quarters {' + '.join(f'{v:,.0f}' for v in parts)} = {total:,.0f}")
+
     # -- debt ----------------------------------------------------------------------------------------
     def _balance_lines(self, company: str) -> dict[dt.date, dict[str, float]]:
         """Balance-sheet lines by tag at each date, all from ONE filing (the latest showing total assets at that date),
@@ -278,6 +311,8 @@ class Audit:
                 self.check_eps(company)
             if "quarter_3m" in checks:
                 self.check_quarters(company)
+            if "ttm_4q" in checks:
+                self.check_ttm(company)
             if "debt" in checks:
                 self.check_debt(company)
             if "balance" in checks:
