@@ -15,7 +15,9 @@ from decimal import Decimal
 
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
 from ledgerlm.synth.indices.compute import UNIT_SCALES
-from ledgerlm.synth.indices.conventions import period_notes
+from ledgerlm.synth.indices.conventions import _ZH_BUILTINS, period_notes, zh_formula
+from ledgerlm.synth.indices.formula import parse
+from ledgerlm.synth.indices.registry import load_registry
 from ledgerlm.synth.statements.periods import parse_report
 from ledgerlm.synth.statements.render import shown_scaled
 from ledgerlm.synth.statements.taxonomy import concept_info
@@ -271,29 +273,24 @@ _IDENT = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9_]*(?![A-Za-z0-9_])")  # ASCI
 
 @functools.lru_cache(maxsize=None)
 def _zh_registry():
-    from ledgerlm.synth.indices.registry import load_registry
     return load_registry()
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def _zh_name(key: str) -> str:
     """The Chinese name of an index id or a concept key (the key itself when it is neither)."""
-    from ledgerlm.synth.indices.conventions import _ZH_BUILTINS
     registry = _zh_registry()
     if key in _ZH_BUILTINS:
         return _ZH_BUILTINS[key]
     if key in registry and registry[key].name_zh:
         return registry[key].name_zh
-    label = _label(key, "zh")
-    return label
+    return _label(key, "zh")
 
 
 @functools.lru_cache(maxsize=1 << 15)
 def _zh_expr(text: str) -> str:
     """A formula text (`operating_cash_flow - capex`, `ttm(ebitda)`) written with Chinese names; other text with its
     keys named in Chinese."""
-    from ledgerlm.synth.indices.conventions import zh_formula
-    from ledgerlm.synth.indices.formula import parse
     stripped = text.strip()
     if stripped and _IDENT.search(stripped):
         try:
@@ -381,7 +378,6 @@ def solution_text(item, *, language: str, choice, names: list[str], final: str, 
 
 
 def _zh_formula(ix) -> str:
-    from ledgerlm.synth.indices.conventions import zh_formula
     return zh_formula(ix.ast, _zh_registry())
 
 
