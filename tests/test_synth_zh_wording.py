@@ -151,3 +151,42 @@ def test_zh_solutions_of_real_items_show_no_keys_or_formula_syntax(style):
         assert not re.search(r"\b(the|report|shown|reported|year-to-date)\b", text), text
         answer = row["answer"]
         assert text.endswith(answer if isinstance(answer, str) else text.splitlines()[-1])
+
+
+def _zh_rows(seed: int, slots: int, **cfg) -> list[dict]:
+    from ledgerlm.synth.finindices.config import SynthConfig
+    from ledgerlm.synth.finindices.contexts import Builder
+    from ledgerlm.synth.finindices.pipeline import Stats
+
+    builder = Builder.from_config(SynthConfig(seed=seed, languages=["zh"], **cfg))
+    stats, rows = Stats(), []
+    for slot in range(slots):
+        rows += builder.slot(slot, stats)
+    return rows
+
+
+def test_zh_json_statements_label_their_lines_in_chinese():
+    """A zh prompt's JSON statements show the line labels every other format shows in Chinese (keys such as "items",
+    "label", "value" stay the format's English field names); English labels in a Chinese prompt were left over."""
+    import json
+    import re
+
+    rows = [r for r in _zh_rows(11, 60, formats=["json"]) if '"items"' in r["messages"][1]["content"]]
+    assert len(rows) > 10
+    for row in rows:
+        labels = re.findall(r'"label": ("(?:[^"\\]|\\.)*")', row["messages"][1]["content"])
+        assert labels and all(re.search(r"[\u4e00-\u9fff]", json.loads(label)) for label in labels), labels[:5]
+
+
+def test_split_note_only_where_an_index_reads_shares():
+    """The stock-split sentence explains restated per-share amounts and share counts: only an item whose index reads
+    them says it (seed-4242 Chinese reading: 323 of 331 zh rows with the note asked no share-based index)."""
+    rows = _zh_rows(3, 300, companies=["NVDA", "AAPL", "GOOGL"])
+    from ledgerlm.synth.indices.registry import load_registry
+
+    registry = load_registry()
+    noted = [r for r in rows if "重述（以" in r["messages"][1]["content"]]
+    assert noted, "no split note in 300 slots of three companies with splits"
+    for row in noted:
+        indices = [registry[i] for i in row["indices"]]
+        assert any("shares" in ix.conventions or ix.result == "per_share" for ix in indices), row["indices"]

@@ -26,7 +26,7 @@ from ledgerlm.synth.finindices.answers import INSUFFICIENT, answer_text, table_t
 from ledgerlm.synth.finindices.companies import CompanyGroups, PerCompany, forget
 from ledgerlm.synth.finindices.config import SynthConfig
 from ledgerlm.synth.finindices.pipeline import Drop, Stats, run_steps, token_cap_step
-from ledgerlm.synth.finindices.solutions import consulted, solution_text
+from ledgerlm.synth.finindices.solutions import consulted, solution_text, use_registry
 from ledgerlm.synth.finindices.split import MIN_COMPANIES, fiscal_year, row_split, split_rule
 from ledgerlm.synth.finindices.tokens import Block, TokenCounter
 from ledgerlm.synth.indices.compute import compute
@@ -136,6 +136,7 @@ class Builder:
     def __init__(self, stores: dict, registry, cfg: SynthConfig, counter: TokenCounter):
         # one FactStore per company: lookups scan only that company's facts (much faster than one big store)
         self.stores, self.registry, self.cfg, self.counter = stores, registry, cfg, counter
+        use_registry(registry)  # the worked solutions' Chinese names
         self.companies = [self._resolve(c) for c in cfg.companies] if cfg.companies else sorted(stores)
         has = getattr(stores, "has_reports", None)  # a lazy store cache knows without loading every store
         self.companies = [c for c in self.companies if (has(c) if has else stores[c].reports(c))]
@@ -546,7 +547,7 @@ class Builder:
         if hit is not None:
             return hit
         parts, rendered = [], self._rendered
-        shown = (fmt,) if fmt == "json" else (fmt, language, scale)  # JSON: the statement dict, at every language and scale
+        shown = (fmt, language) if fmt == "json" else (fmt, language, scale)  # JSON: unscaled, labels in the prompt's language
         for name in statements:
             key = (company, report, name, scope) + shown
             text = rendered.get(key, False)  # None: no such statement
@@ -662,7 +663,11 @@ class Builder:
                         seen.add(key)
                         provenance.append({"concept": f.concept, "period": f.report, "value": f.value, "source": f.source})
         # issue 11: per-share amounts / share counts shown on the latest split basis are said to be restated (prompt and solution)
-        restated = {k for report, scope in shown_blocks for k in self.restated_splits(company, report, scope, statements)}
+        # ... only where an index reads per-share amounts or share counts (seed-4242 Chinese reading: 323 of 331 zh rows
+        # with the note asked no share-based index)
+        share_based = any("shares" in ix.conventions or ix.result == "per_share" for ix in item.indices)
+        restated = ({k for report, scope in shown_blocks for k in self.restated_splits(company, report, scope, statements)}
+                    if share_based else set())
         splits = self.company_splits(company) if restated else []
         split_text = instructions.split_note(language, ([k for k, _ in splits if k in restated], splits[-1][1]) if restated else None)
         solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks,

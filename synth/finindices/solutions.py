@@ -271,9 +271,21 @@ _ZH_AT = re.compile(r" at (FY\w+)$")
 _IDENT = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9_]*(?![A-Za-z0-9_])")  # ASCII bounds: a key may touch Chinese text
 
 
-@functools.lru_cache(maxsize=None)
+_REGISTRY: list = []  # the registry the Chinese writer names indices from (`use_registry`), else the shipped one
+
+
+def use_registry(registry) -> None:
+    """Name indices in Chinese from `registry` (the Builder's own: a process loads the registry once, 0.13 s, and a
+    registry other than the shipped one names its own indices)."""
+    _REGISTRY[:] = [registry]
+    for memo in (_zh_name, _zh_expr, zh_line):
+        memo.cache_clear()
+
+
 def _zh_registry():
-    return load_registry()
+    if not _REGISTRY:
+        _REGISTRY.append(load_registry())
+    return _REGISTRY[0]
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -119,12 +119,12 @@ def _title(stmt: dict, language: str) -> str:
     return f"{TITLES[language].get(stmt['statement'], stmt['statement'])} — {stmt['company']} — {stmt['period']} — {scope}"
 
 
-def _with_shown_labels(stmt: dict) -> dict:
-    """The statement with each item's label as the table formats show it in English (`_label_for`): a filer's own
+def _with_shown_labels(stmt: dict, language: str = "en") -> dict:
+    """The statement with each item's label as the table formats show it in `language` (`_label_for`): a filer's own
     label names the concept only where it maps back to it. Seed-2718 helper audit: JSON blocks carried raw labels such
     as "Weighted average common shares issued and outstanding (in thousands)" beside full counts (BAC 9,177,468,000),
     one "Net income/(loss)" for four Ford lines, and Con Edison's period-end cash as "BALANCE AT BEGINNING OF PERIOD"."""
-    labels = _labels(stmt, "en")
+    labels = _labels(stmt, language)
     if all(label == item.get("label") for label, item in zip(labels, stmt["items"])):
         return stmt
     return dict(stmt, items=[dict(item, label=label) for label, item in zip(labels, stmt["items"])])
@@ -233,8 +233,8 @@ def render_statement(stmt: dict, fmt: str, *, scale: float = 1, language: str = 
     same statement, language and scale)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", field="as")
-    if fmt == "json":  # the row labels every other format shows (English), not the filer's raw XBRL labels
-        return _json_indented(_with_shown_labels(stmt))
+    if fmt == "json":  # the row labels every other format shows, in `language` (keys stay English: the format's
+        return _json_indented(_with_shown_labels(stmt, language))  # machine-readable fields), not the filer's raw labels
     scale = _scale(scale)
     title, units, period = _title(stmt, language), unit_header(stmt["unit"], scale, language), _period_header(stmt, language)
     item_word = "项目" if language == "zh" else "Item"
