@@ -79,6 +79,11 @@ def test_invested_capital_is_named_by_its_approach_and_equity_basis():
                for n in registry["invested_capital_equity"].convention_notes("zh"))
     for key in ("roic", "invested_capital_turnover", "interest_bearing_debt_to_invested_capital", "invested_capital_equity_yoy"):
         assert parent in registry[key].hint_text("zh"), key
+    # the English names and hints alike: "equity method" is the accounting for investees, not an invested capital
+    assert registry["invested_capital_equity"].name_en == "Total invested capital (financing approach, parent equity)"
+    for ix in registry.values():
+        for text in (ix.name_en, ix.hint_text("en"), *ix.convention_notes("en")):
+            assert "equity method" not in text.lower(), (ix.id, text)
 
 
 def test_current_portion_line_is_the_term_the_convention_uses():
