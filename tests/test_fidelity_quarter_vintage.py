@@ -107,3 +107,35 @@ def test_restatements_are_recorded_per_window():
 
     cell = company_stores(None)["AAPL"].index.cells[("AAPL", "consolidated", "revenue", ReportKey(2008, 4))]
     assert _restatements(cell) == [("2009-10-27", 32_479e6), ("2010-01-25", 37_491e6)]
+
+
+# Seed-6262 one-vintage audit (2026-12-03): averages of two balances, YoY and prior-year values reading one concept at two
+# reports, one restated after the other was last filed and the other never re-presented (29 of its 30 mix cases refused;
+# NVIDIA's FY2017Q1 OCF / net income YoY stays: its FY2016Q1 figures were re-filed after the restatement).
+MIXED_PAIRS = [
+    ("AAPL", "total_assets_yoy", "FY2015"),  # FY2015 re-presented by the FY2016 10-K (-134 M), FY2014 never
+    ("AAPL", "payables_days", "FY2017"),  # FY2017 accounts payable 49,049 -> 44,242 M in the FY2018 10-K, FY2016 never
+    ("NVDA", "payables_turnover", "FY2021"),  # FY2021 accounts payable 1,201 -> 1,149 M in the FY2022 10-K
+    ("VZ", "working_capital_turnover", "FY2009"),  # FY2009 current assets re-presented by a 2010 10-Q, FY2008 from the 10-K
+    ("F", "inventory_turnover_annualized", "FY2009H1"),  # FY2008 inventory recast by the May-2010 8-K, H1 2009 10-Q
+    ("AAPL", "free_cash_flow_yoy", "FY2016"),  # FY2016 OCF restated in FY2018 filings, FY2015 never
+]
+
+
+@pytest.mark.parametrize("company, index, period", MIXED_PAIRS)
+def test_one_concept_at_two_reports_of_two_bases_is_refused(company, index, period):
+    from ledgerlm.errors import NotDerivable
+    from ledgerlm.synth.finindices.storecache import company_stores
+    from ledgerlm.synth.indices.compute import compute
+
+    with pytest.raises(NotDerivable, match="on different bases"):
+        compute(company_stores(None)[company], company, index, period)
+
+
+@pytest.mark.parametrize("company, index, period", [("AAPL", "total_assets_yoy", "FY2019"), ("GOOGL", "roa_avg", "FY2023"),
+                                                    ("NVDA", "revenue_yoy", "FY2024")])
+def test_figures_restated_together_or_never_still_compute(company, index, period):
+    from ledgerlm.synth.finindices.storecache import company_stores
+    from ledgerlm.synth.indices.compute import compute
+
+    assert compute(company_stores(None)[company], company, index, period).value is not None

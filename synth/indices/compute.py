@@ -99,6 +99,10 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
         raise IndexUndefined(f"{_where(index_id, company, p)}: {err}") from None
     except LedgerError as err:
         raise LedgerError(f"{_where(index_id, company, p)}: {err}") from None
+    mixed_bases = getattr(store, "mixed_bases", None)
+    reason = mixed_bases(company, scope, ev.facts.values()) if mixed_bases is not None and len(ev.facts) > 1 else None
+    if reason is not None:  # figures of one concept from two bases (a restatement only one of them saw)
+        raise NotDerivable(f"{_where(index_id, company, p)}: {reason}", company=company, concept="", period=p.label, missing=[])
     if index.positive_base:
         try:
             _refuse_non_positive_base(ev, index, p, "end")

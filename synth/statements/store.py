@@ -618,6 +618,54 @@ class FactStore(StoreViews):
                                    f"{ry.label} was last filed ({y_.filed}), which never was: the two are on different bases",
                                    company=company, concept=concept, period=p.label, missing=[])
 
+    def mixed_bases(self, company: str, scope: str, facts: Iterable[FactRef]) -> str | None:
+        """Why the facts one computed value read are not of one basis, else None: for each concept read at several
+        reports, two of them where one was restated after the other was last filed and the other never was
+        (`_one_basis`'s rule, over every pair a formula combines: averages of two balances, YoY and prior-year values,
+        YoY of ratios). Seed-6262 one-vintage audit: Apple's FY2016 10-K re-presents FY2015 total assets (-134 M) beside
+        an FY2014 balance never re-presented, so avg and YoY of FY2015 read two bases (total_assets_yoy 25.24 vs 25.29
+        from the FY2015 10-K alone); Verizon's FY2009 current assets re-presented by a 10-Q of 2010 (22,608 -> 21,745 M)
+        beside FY2008 from the 10-K. Consecutive year-to-date flows whose difference the filed three-month figure
+        confirms are one basis (`_flow`)."""
+        by_concept: dict[str, list[FactRef]] = {}
+        cells = self._company_cells(company)
+        for f in facts:
+            by_concept.setdefault(f.concept, []).append(f)
+        for concept, refs in by_concept.items():
+            if len(refs) < 2:
+                continue
+            placed, restated = [], False
+            for f in refs:
+                report = parse_report(f.report)
+                cell = cells.get((scope, concept, report))
+                if cell is not None and cell.value == f.value:  # a filed three-month figure is not the report's cell
+                    placed.append((report, cell))
+                    restated = restated or "@" in cell.alternates
+            if not restated or len(placed) < 2:
+                continue
+            for i, (ra, ca) in enumerate(placed):
+                for rb, cb in placed[i + 1:]:
+                    if ra == rb or self._confirmed_quarter(company, scope, concept, ra, ca, rb, cb):
+                        continue
+                    for x, rx, y_, ry in ((ca, ra, cb, rb), (cb, rb, ca, ra)):
+                        old = _restated_after(x, y_.filed)
+                        if old is None or _was_restated(y_):
+                            continue
+                        three_months = self.index.quarter_reported.get((company, scope, concept, rx.fiscal_year, rx.quarters))
+                        if three_months is not None and not _differs(old, three_months.value):
+                            continue  # a mis-tagged window (see `_one_basis`)
+                        return (f"{company}: {concept} {rx.label} was restated ({_fmt(old)} -> {_fmt(x.value)}) after {ry.label} "
+                                f"was last filed ({y_.filed}), which never was: the two are on different bases")
+        return None
+
+    def _confirmed_quarter(self, company: str, scope: str, concept: str, ra: ReportKey, ca: Cell, rb: ReportKey, cb: Cell) -> bool:
+        """Two consecutive year-to-date reports of one fiscal year whose difference is the quarter the filer files."""
+        if ra.fiscal_year != rb.fiscal_year or abs(ra.quarters - rb.quarters) != 1:
+            return False
+        (r0, c0), (r1, c1) = sorted(((ra, ca), (rb, cb)), key=lambda rc: rc[0].quarters)
+        filed = self.index.quarter_reported.get((company, scope, concept, r1.fiscal_year, r1.quarters))
+        return filed is not None and abs(c1.value - c0.value - filed.value) <= _flow_slack(c1.value, c0.value, filed.value)
+
     def _one_line(self, company: str, concept: str, scope: str, p: Period, reports: Iterable[ReportKey]) -> None:
         """Refuse a derivation whose reports hold the concept under two tags that the filer reports as different amounts
         for one of those windows (`Cell.alternates`: Duke's FY2009 Q1 net income is ProfitLoss, 349 M, beside
