@@ -108,11 +108,11 @@ def test_audit_catches_planted_errors(nvda_facts, monkeypatch):
     found = Audit(bad).run(["NVDA"], checks=("quarter_3m",))["findings"]
     assert any(x["period"] == "FY2024Q2" and x["concept"] == "revenue" for x in found), found[:3]
     monkeypatch.undo()
-    # 2b. FY2020 revenue +1 % in every filing: TTM FY2021Q2 (H1 FY2021 + FY2020 - H1 FY2020) misses the four filed quarters
-    bad = _planted(f, lambda d: (d["concept"] == "revenue") & (d["end"].astype(str) == "2020-01-26")
-                   & (d["start"].astype(str) == "2019-01-28"), value=lambda v: v * 1.01)
+    # 2b. FY2015 revenue +50 M in every filing: TTM FY2016Q2 (H1 FY2016 + FY2015 - H1 FY2015) misses the four filed quarters
+    bad = _planted(f, lambda d: (d["concept"] == "revenue") & (d["end"].astype(str) == "2015-01-25")
+                   & (d["start"].astype(str) == "2014-01-27"), value=lambda v: v + 50_000_000)
     found = Audit(bad).run(["NVDA"], checks=("ttm_4q",))["findings"]
-    assert any(x["period"] == "FY2021Q2TTM" and x["concept"] == "revenue" for x in found), found[:3]
+    assert any(x["period"] == "FY2016Q2TTM" and x["concept"] == "revenue" for x in found), found[:3]
     # 3. the long-term debt lines mapped to a non-debt concept: financial debt drops them, the balance sheet still shows them
     bad = _planted(f, lambda d: d["tag"].isin(["us-gaap:LongTermDebtNoncurrent", "us-gaap:LongTermDebt"]) & (d["end"].astype(str) == "2024-01-28"),
                    concept="other_noncurrent_liabilities")

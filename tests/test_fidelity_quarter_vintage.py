@@ -139,3 +139,25 @@ def test_figures_restated_together_or_never_still_compute(company, index, period
     from ledgerlm.synth.indices.compute import compute
 
     assert compute(company_stores(None)[company], company, index, period).value is not None
+
+
+def test_a_filed_quarter_of_an_earlier_filing_or_another_tag_does_not_replace_the_derivation():
+    """Review of 054563e: Apple's FY2017Q2 dividends 2,988 M were filed (2017-05-03) before both YTD figures were
+    restated, and its Q3 under PaymentsOfDividendsCommonStock beside PaymentsOfDividends YTD figures: the quarter is the
+    derivation from the two restated YTD figures (H1 6,134 M - Q1 3,130 M = 3,004 M), in both stores."""
+    from ledgerlm.synth.finindices.storecache import company_stores
+    from ledgerlm.synth.indices.cli import load_store
+
+    for store in (load_store(None, None), company_stores(None)["AAPL"]):
+        assert store.value("AAPL", "dividends_paid", "FY2017Q2").value == 3_004e6
+        assert store.value("AAPL", "dividends_paid", "FY2017Q3").value == 3_365e6
+
+
+def test_ttm_across_a_restatement_inside_the_prior_ytd_is_refused():
+    """Review of e6fa91c: Apple's H1 FY2013 dividends (5,000 M, filed 2013-04-24) predate the restatement of its Q1
+    (2,500 -> 2,486 M, 2013-07-24) that FY2013 (10,528 M) carries: TTM FY2014Q2 would mix the two bases."""
+    from ledgerlm.errors import NotDerivable
+    from ledgerlm.synth.finindices.storecache import company_stores
+
+    with pytest.raises(NotDerivable, match="FY2013Q1 was restated"):
+        company_stores(None)["AAPL"].value("AAPL", "dividends_paid", "FY2014Q2TTM")

@@ -13,7 +13,8 @@ Checks (each finding names company, period, concept, the filed figure and the pr
                  (within $0.015 or 1.5 %); a 1000x gap is reported as a scale slip (shares tagged in thousands).
 - quarter_3m     derived standalone quarters (every amount flow: revenue, capex, ...) vs the 3-month figures the 10-Q reports
                  (within 1.5 x the rounding the filed figure shows: 1.5 M for 2,383 M, 150,000 for 47.4 M).
-- ttm_4q         TTM flows (YTD + last FY - prior YTD) vs the sum of the four quarters' filed figures, where filed
+- ttm_4q         TTM flows (YTD + last FY - prior YTD) vs the sum of the four quarters' filed figures, where all
+                 four are filed (Q1 its YTD report; Q2-Q4 three-month figures of the YTD figures' vintage and tag)
 - debt           `financial_debt` as computed vs the borrowing lines of the balance sheet (DebtCurrent or
                  its components + non-current debt; bonds for IFRS; consolidated VIEs' borrowings), within 0.5 %.
 - balance        total liabilities (+ temporary equity) + equity vs total assets, within 0.5 %.
@@ -73,12 +74,12 @@ def _near_factor(ratio: float, factors=SPLIT_FACTORS, tol: float = 0.02) -> int 
 
 
 def _shown_rounding(value: float) -> float:
-    """The rounding a filed amount shows (its own rule, not the store's): the largest power of ten up to 1e9 dividing
+    """The rounding a filed amount shows (its own rule, not the store's): the largest power of ten up to 1e6 dividing
     it (47,400,000 -> 100,000; 2,383,000,000 -> 1,000,000; 1 for a fraction or 0)."""
     if not value or not float(value).is_integer():
         return 1.0
     quantum = 1
-    while quantum < 10 ** 9 and int(abs(value)) % (quantum * 10) == 0:
+    while quantum < 10 ** 6 and int(abs(value)) % (quantum * 10) == 0:  # filers round to millions at most
         quantum *= 10
     return float(quantum)
 
@@ -173,6 +174,10 @@ class Audit:
                 continue
             period = Period(year, "Q", q)
             ref = self.store.reported_quarter(company, concept, period)
+            if ref is not None and q > 1 and self.store.authoritative_quarter(company, concept, year, q) is None:
+                # filed before the YTD figures were (re)filed, or under another tag: not the same line of one vintage
+                self.counts[("quarter_3m", "not comparable (earlier filing or other tag)")] += 1
+                continue
             mine = self._value(company, concept, period)
             cur = self._value(company, concept, Period(year, "FY" if q == 4 else "YTD", q))
             prev = self._value(company, concept, Period(year, "YTD", q - 1)) if q > 1 else 0.0
@@ -195,9 +200,9 @@ class Audit:
         filed: dict[tuple[str, int, int], float] = {}
         for comp, scope, concept, year, q in self.store.quarter_pairs():
             if comp == company and scope == "consolidated":
-                ref = self.store.reported_quarter(company, concept, Period(year, "Q", q))
-                if ref is not None:
-                    filed[(concept, year, q)] = ref.value
+                cell = self.store.authoritative_quarter(company, concept, year, q) if q > 1 else None
+                if cell is not None:  # a quarter of the YTD figures' own vintage and tag
+                    filed[(concept, year, q)] = cell.value
         for (concept, year, q) in sorted(filed):
             if q == 4 or self.store.kind_of(concept, company) != "flow":
                 continue

@@ -564,7 +564,7 @@ class FactStore(StoreViews):
                                               f"three-month figure as filed is used, not YTD - prior YTD across vintages")
                     return three_months
             val = _exact("+-", cur.value, prev.value)
-            filed = self.index.quarter_reported.get((company, scope, concept, y, q))
+            filed = _authoritative_quarter(self.index.quarter_reported.get((company, scope, concept, y, q)), cur_cell, prev_cell)
             if filed is None:  # else the filed quarter confirms the derivation or replaces it (below)
                 self._one_basis(company, concept, scope, p, _report_key(y, q), _report_key(y, q - 1))
             if filed is not None and abs(val - filed.value) > _flow_slack(cur.value, prev.value, filed.value):
@@ -589,6 +589,7 @@ class FactStore(StoreViews):
         last_fy = self._ytd(company, concept, _report_key(y - 1, 4), scope)
         prior = self._ytd(company, concept, _report_key(y - 1, q), scope)
         self._one_basis(company, concept, scope, p, _report_key(y - 1, 4), _report_key(y - 1, q))
+        self._nested_restatement(company, concept, scope, p, y - 1, q)
         self._one_line(company, concept, scope, p, (_report_key(y, q), _report_key(y - 1, 4), _report_key(y - 1, q)))
         val = _exact("++-", cur.value, last_fy.value, prior.value)
         step = (f"{concept} {p.label} = {_report_key(y, q).label} + FY{y - 1} - {_report_key(y - 1, q).label} = "
@@ -616,6 +617,33 @@ class FactStore(StoreViews):
             if old is not None and not _was_restated(y_):
                 raise NotDerivable(f"{company}: {concept} {p.label}: {rx.label} was restated ({_fmt(old)} -> {_fmt(x.value)}) after "
                                    f"{ry.label} was last filed ({y_.filed}), which never was: the two are on different bases",
+                                   company=company, concept=concept, period=p.label, missing=[])
+
+    def authoritative_quarter(self, company: str, concept: str, year: int, q: int, scope: str = "consolidated") -> Cell | None:
+        """The filed three-month figure of quarter q of `year` where it can stand for YTD(q) - YTD(q-1) (same tag, filed
+        no earlier than either: `_authoritative_quarter`), else None."""
+        cells = self._company_cells(company)
+        return _authoritative_quarter(self.index.quarter_reported.get((company, scope, concept, year, q)),
+                                      cells.get((scope, concept, _report_key(year, q))),
+                                      cells.get((scope, concept, _report_key(year, q - 1))) if q > 1 else None)
+
+    def _nested_restatement(self, company: str, concept: str, scope: str, p: Period, year: int, q: int) -> None:
+        """Refuse a TTM whose prior YTD(year, q), never restated, was last filed before a filing restated a window inside
+        it (YTD(year, k), k < q) that the annual figure, filed after that restatement, includes (review of e6fa91c:
+        Apple's H1 FY2013 dividends 5,000 M, filed 2013-04-24, predate the restatement of its Q1 2,500 -> 2,486 M on
+        2013-07-24; FY2013 10,528 M is on the new basis, so TTM FY2014Q2 10,922 M mixes them; the four filed quarters
+        give 10,946 M)."""
+        cells = self._company_cells(company)
+        prior, annual = cells.get((scope, concept, _report_key(year, q))), cells.get((scope, concept, _report_key(year, 4)))
+        if prior is None or annual is None or _was_restated(prior):
+            return
+        for k in range(1, q):
+            inner = cells.get((scope, concept, _report_key(year, k)))
+            restated = _restated_on(inner) if inner is not None else None
+            if restated is not None and restated[0] > (prior.filed or "") and (annual.filed or "") >= restated[0]:
+                raise NotDerivable(f"{company}: {concept} {p.label}: {_report_key(year, k).label} was restated "
+                                   f"({_fmt(restated[1])} -> {_fmt(inner.value)}, {restated[0]}) after {_report_key(year, q).label} "
+                                   f"was last filed ({prior.filed}), which never was, and FY{year} came after: two bases",
                                    company=company, concept=concept, period=p.label, missing=[])
 
     def mixed_bases(self, company: str, scope: str, facts: Iterable[FactRef]) -> str | None:
@@ -663,7 +691,7 @@ class FactStore(StoreViews):
         if ra.fiscal_year != rb.fiscal_year or abs(ra.quarters - rb.quarters) != 1:
             return False
         (r0, c0), (r1, c1) = sorted(((ra, ca), (rb, cb)), key=lambda rc: rc[0].quarters)
-        filed = self.index.quarter_reported.get((company, scope, concept, r1.fiscal_year, r1.quarters))
+        filed = _authoritative_quarter(self.index.quarter_reported.get((company, scope, concept, r1.fiscal_year, r1.quarters)), c1, c0)
         return filed is not None and abs(c1.value - c0.value - filed.value) <= _flow_slack(c1.value, c0.value, filed.value)
 
     def _one_line(self, company: str, concept: str, scope: str, p: Period, reports: Iterable[ReportKey]) -> None:
@@ -846,14 +874,35 @@ def _restated_after(cell: Cell, when: str) -> float | None:
     else None: a figure last filed at `when` and never restated is on the basis before that restatement (Apple's
     9M FY2008 revenue, 24,584 M, filed 2009-07-22; its FY2008, first filed 2009-10-27 as 32,479 M, restated to 37,491 M
     on 2010-01-25)."""
+    restated = _restated_on(cell)
+    return restated[1] if restated is not None and when and restated[0] > when else None
+
+
+def _restated_on(cell: Cell) -> tuple[str, float] | None:
+    """(the filing date that first gave the cell's value, the value before it) where a filing restated it, else None;
+    trailing values within rounding of the kept one are the same value."""
     runs = _restatements(cell)
-    if len(runs) < 2 or not when or runs[-1][0] <= when or _differs(runs[-1][1], cell.value):
-        return None
-    return runs[-2][1] if _differs(runs[-2][1], cell.value) else None
+    i = len(runs) - 1
+    while i > 0 and not _differs(runs[i - 1][1], cell.value):
+        i -= 1
+    return (runs[i][0], runs[i - 1][1]) if i > 0 else None
 
 
 def _was_restated(cell: Cell) -> bool:
     return any(_differs(value, cell.value) for _, value in _restatements(cell))
+
+
+def _authoritative_quarter(filed: Cell | None, cur: Cell | None, prev: Cell | None) -> Cell | None:
+    """The filed three-month figure where it can stand for the quarter of the two year-to-date figures: the same tag,
+    filed no earlier than either (review of 054563e: Apple's FY2017Q2 dividends 2,988 M filed 2017-05-03 before both
+    YTD figures were restated, 3,004 M from them; its Q3 / Q4 filed under PaymentsOfDividendsCommonStock beside
+    PaymentsOfDividends YTD figures; NVIDIA's FY2014Q2 net change in cash from a 2013 filing beside 2014 comparatives).
+    None otherwise: the derivation then stands on its own (`_one_basis`)."""
+    if filed is None or cur is None or prev is None:
+        return None
+    if filed.tag != cur.tag or (filed.filed or "") < max(cur.filed or "", prev.filed or ""):
+        return None
+    return filed
 
 
 def _flow_slack(*values: float) -> float:
