@@ -162,26 +162,26 @@ def test_time_weighted_share_days_are_counted_from_the_dates_the_prompt_shows():
                                               paradigms={"single": 1.0}, traps=False))
     header = re.compile(r"(FY\d{4}\S*) \((\d{4}-\d\d-\d\d) (?:to|至) (\d{4}-\d\d-\d\d)\)")
     json_window = re.compile(r'"start": "(\d{4}-\d\d-\d\d)",\s*"end": "(\d{4}-\d\d-\d\d)"')
-    checked = 0
+    checked, languages = 0, set()
     for slot in range(400):
         for row in builder.slot(slot, Stats()):
-            steps = [s for s in row["solution"].splitlines() if "share-days" in s or "天数" in s and " x " in s]
-            steps = [s for s in steps if re.search(r" x \d+ days", s)]
+            steps = [s for s in row["solution"].splitlines() if re.search(r"(?: x | × )\d+ (?:days|天)", s)]  # en and zh
             if not steps:
                 continue
             user = next(m["content"] for m in row["messages"] if m["role"] == "user")
             windows = [(a, b) for _, a, b in header.findall(user)] + json_window.findall(user)  # JSON: the dict's dates
             shown = {(date.fromisoformat(b) - date.fromisoformat(a)).days + 1 for a, b in windows}
             for step in steps:
-                days = [int(d) for d in re.findall(r" x (\d+) days", step)]
-                total = int(re.search(r"\) / (\d+) days", step).group(1))
+                days = [int(d) for d in re.findall(r"(?: x | × )(\d+) (?:days|天)", step)]
+                total = int(re.search(r"\) / (\d+) (?:days|天)", step).group(1))
                 assert days and set(days) <= shown, (row["id"], step, sorted(shown))
-                signs = [1] + [1 if op == "+" else -1 for op in re.findall(r"days ([+-]) ", step)]
+                signs = [1] + [1 if op == "+" else -1 for op in re.findall(r"(?:days|天) ([+-]) ", step)]
                 assert sum(s * d for s, d in zip(signs, days)) == total, (row["id"], step)
                 checked += 1
-        if checked >= 6:
+                languages.add(row["language"])
+        if checked >= 6 and len(languages) == 2:
             break
-    assert checked >= 6
+    assert checked >= 6 and languages == {"en", "zh"}, (checked, languages)
 
 
 def test_quarter_eps_answers_follow_from_the_prompt_alone():
