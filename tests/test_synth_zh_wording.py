@@ -195,3 +195,15 @@ def test_split_note_only_where_an_index_reads_shares():
     for row in noted:
         indices = [registry[i] for i in row["indices"]]
         assert any("shares" in ix.conventions or ix.result == "per_share" for ix in indices), row["indices"]
+
+
+@pytest.mark.parametrize("line", ["max_of(1,000, 0) = 1,000", "sum_of(1,000,000, 3) = 1,000,003", "min_of(-2,500, 7) = -2,500",
+                                  "revenue * 100.50 = 12.5"])
+def test_zh_line_never_changes_a_figure(line):
+    """A trace part that parses as a formula is rewritten with Chinese names only when its figures survive unchanged
+    (review: `max_of(1,000, 0)` became `max(1, 0, 0)`, `100.50` became `100.5`)."""
+    import re
+
+    from ledgerlm.synth.finindices.solutions import zh_line
+
+    assert re.findall(r"\d+", zh_line(line)) == re.findall(r"\d+", line)

@@ -309,8 +309,16 @@ def _zh_expr(text: str) -> str:
             node = parse("solution", stripped)
         except Exception:  # not a formula: a phrase with keys in it
             return _IDENT.sub(lambda m: _zh_name(m.group()), text)
-        return text[:len(text) - len(text.lstrip())] + zh_formula(node, _zh_registry())
+        written = text[:len(text) - len(text.lstrip())] + zh_formula(node, _zh_registry())
+        if _DIGIT_RUNS.findall(written) != _DIGIT_RUNS.findall(text):
+            # a figure would change: `max_of(1,000, 0)` parses as three arguments, `100.50` prints as 100.5 (review):
+            # the keys are named in place instead, the figures left as written
+            return _IDENT.sub(lambda m: _zh_name(m.group()), text)
+        return written
     return text
+
+
+_DIGIT_RUNS = re.compile(r"\d+")
 
 
 @functools.lru_cache(maxsize=1 << 16)
