@@ -606,18 +606,25 @@ class FactStore(StoreViews):
         operating income in the 10-Q comparatives and the 10-K alike)."""
         cells = self._company_cells(company)
         ca, cb = cells.get((scope, concept, a)), cells.get((scope, concept, b))
-        if ca is None or cb is None:
-            return
-        for x, rx, y_, ry in ((ca, a, cb, b), (cb, b, ca, a)):
+        reason = self._two_bases(company, scope, concept, a, ca, b, cb) if ca is not None and cb is not None else None
+        if reason is not None:
+            raise NotDerivable(f"{company}: {concept} {p.label}: {reason}", company=company, concept=concept, period=p.label,
+                               missing=[])
+
+    def _two_bases(self, company: str, scope: str, concept: str, ra: ReportKey, ca: Cell, rb: ReportKey, cb: Cell) -> str | None:
+        """Why one concept's cells at two reports are of two bases (one restated after the other was last filed, the
+        other never restated), else None. The rule of `_one_basis` and `mixed_bases`."""
+        for x, rx, y_, ry in ((ca, ra, cb, rb), (cb, rb, ca, ra)):
             old = _restated_after(x, y_.filed)
+            if old is None or _was_restated(y_):
+                continue
             three_months = self.index.quarter_reported.get((company, scope, concept, rx.fiscal_year, rx.quarters))
-            if old is not None and three_months is not None and not _differs(old, three_months.value):
+            if three_months is not None and not _differs(old, three_months.value):
                 continue  # the earlier value is the quarter's own three months (NVIDIA's FY2018 H1 revenue first tagged
                 # 2,230 M, its Q2): a mis-tagged window, not a restatement
-            if old is not None and not _was_restated(y_):
-                raise NotDerivable(f"{company}: {concept} {p.label}: {rx.label} was restated ({_fmt(old)} -> {_fmt(x.value)}) after "
-                                   f"{ry.label} was last filed ({y_.filed}), which never was: the two are on different bases",
-                                   company=company, concept=concept, period=p.label, missing=[])
+            return (f"{rx.label} was restated ({_fmt(old)} -> {_fmt(x.value)}) after {ry.label} was last filed ({y_.filed}), "
+                    f"which never was: the two are on different bases")
+        return None
 
     def authoritative_quarter(self, company: str, concept: str, year: int, q: int, scope: str = "consolidated") -> Cell | None:
         """The filed three-month figure of quarter q of `year` where it can stand for YTD(q) - YTD(q-1) (same tag, filed
@@ -675,23 +682,17 @@ class FactStore(StoreViews):
                 for rb, cb in placed[i + 1:]:
                     if ra == rb or self._confirmed_quarter(company, scope, concept, ra, ca, rb, cb):
                         continue
-                    for x, rx, y_, ry in ((ca, ra, cb, rb), (cb, rb, ca, ra)):
-                        old = _restated_after(x, y_.filed)
-                        if old is None or _was_restated(y_):
-                            continue
-                        three_months = self.index.quarter_reported.get((company, scope, concept, rx.fiscal_year, rx.quarters))
-                        if three_months is not None and not _differs(old, three_months.value):
-                            continue  # a mis-tagged window (see `_one_basis`)
-                        return (f"{company}: {concept} {rx.label} was restated ({_fmt(old)} -> {_fmt(x.value)}) after {ry.label} "
-                                f"was last filed ({y_.filed}), which never was: the two are on different bases")
+                    reason = self._two_bases(company, scope, concept, ra, ca, rb, cb)
+                    if reason is not None:
+                        return f"{company}: {concept} {reason}"
         return None
 
     def _confirmed_quarter(self, company: str, scope: str, concept: str, ra: ReportKey, ca: Cell, rb: ReportKey, cb: Cell) -> bool:
         """Two consecutive year-to-date reports of one fiscal year whose difference is the quarter the filer files."""
         if ra.fiscal_year != rb.fiscal_year or abs(ra.quarters - rb.quarters) != 1:
             return False
-        (r0, c0), (r1, c1) = sorted(((ra, ca), (rb, cb)), key=lambda rc: rc[0].quarters)
-        filed = _authoritative_quarter(self.index.quarter_reported.get((company, scope, concept, r1.fiscal_year, r1.quarters)), c1, c0)
+        (_, c0), (r1, c1) = sorted(((ra, ca), (rb, cb)), key=lambda rc: rc[0].quarters)
+        filed = self.authoritative_quarter(company, concept, r1.fiscal_year, r1.quarters, scope)
         return filed is not None and abs(c1.value - c0.value - filed.value) <= _flow_slack(c1.value, c0.value, filed.value)
 
     def _one_line(self, company: str, concept: str, scope: str, p: Period, reports: Iterable[ReportKey]) -> None:
