@@ -124,6 +124,13 @@ def test_zh_trace_lines_read_in_chinese_with_the_same_figures():
         "equity_parent beginning balance of FY2010 = -5 (from the FY2009 report)": "归属于母公司所有者权益合计 FY2010期初余额 = -5（取自FY2009报告）",
         "eps_diluted FY2010 (annual, as reported) = 0.5 [as filed 2.5 / 5 = 0.5 on the latest share basis (5-for-1 stock split "
         "(filings up to 2010-01-01 on the old basis, from 2011-02-02 on the new))]": None,
+        # the rounding note and share counts (x k) of a split rescale were left in English (seed-4242 zh run)
+        "eps_diluted FY2010 (annual, as reported) = 0.541071 [as filed 15.15 / 28 = 0.541071 (to 6 decimals) on the latest "
+        "share basis (7-for-1 stock split (filings up to 2014-04-24 on the old basis, from 2014-07-23 on the new))]":
+            "稀释每股收益 FY2010（全年，按报告数） = 0.541071 [报告原数 15.15 / 28 = 0.541071（保留6位小数），按最新拆股口径"
+            "（1拆7股票拆分（2014-04-24及以前提交的文件为拆分前口径，2014-07-23起为拆分后口径））]",
+        "shares_diluted FY2010 (annual, as reported) = 28,000 [as filed 1,000 x 28 = 28,000 on the latest share basis "
+        "(7-for-1 stock split (filings up to 2014-04-24 on the old basis, from 2014-07-23 on the new))]": None,
     }
     for line, expected in cases.items():
         text = zh_line(line)

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from ledgerlm.synth.finindices.answers import answer_text, answer_unit
 from ledgerlm.synth.indices.compute import UNIT_SCALES
-from ledgerlm.synth.indices.conventions import _ZH_BUILTINS, period_notes, zh_formula
+from ledgerlm.synth.indices.conventions import period_notes, zh_formula, zh_name
 from ledgerlm.synth.indices.formula import parse
 from ledgerlm.synth.indices.registry import load_registry
 from ledgerlm.synth.statements.periods import parse_report
@@ -259,7 +259,8 @@ _ZH_PHRASES = [
     (re.compile(r"share basis: the latest filing's \(as filed, after "), "股数口径：最新一期报告（按拆股后口径，"),
     (re.compile(r"(\d+(?:\.\d+)?)-for-1 stock split \(filings up to ([\d-]+) on the old basis, from ([\d-]+) on the new\)"),
      r"1拆\1股票拆分（\2及以前提交的文件为拆分前口径，\3起为拆分后口径）"),
-    (re.compile(r"as filed (-?[\d,.]+) / ([\d.]+) = (-?[\d,.]+) on the latest share basis \("), r"报告原数 \1 / \2 = \3，按最新拆股口径（"),
+    (re.compile(r"as filed (-?[\d,.]+) ([/x]) ([\d.]+) = (-?[\d,.]+)( \(to 6 decimals\))? on the latest share basis \("),
+     lambda m: f"报告原数 {m[1]} {'/' if m[2] == '/' else '×'} {m[3]} = {m[4]}{'（保留6位小数）' if m[5] else ''}，按最新拆股口径（"),
     (re.compile(r" (beginning|ending) balance of (\S+) = "), lambda m: f" {m.group(2)}{'期初' if m.group(1) == 'beginning' else '期末'}余额 = "),
     (re.compile(r" (\d[\d,]*) days\b"), r" \1 天"),
     (re.compile(r"\)\]$"), "）]"),  # the share-basis note's parenthesis opened in Chinese above
@@ -291,12 +292,7 @@ def _zh_registry():
 @functools.lru_cache(maxsize=1 << 14)
 def _zh_name(key: str) -> str:
     """The Chinese name of an index id or a concept key (the key itself when it is neither)."""
-    registry = _zh_registry()
-    if key in _ZH_BUILTINS:
-        return _ZH_BUILTINS[key]
-    if key in registry and registry[key].name_zh:
-        return registry[key].name_zh
-    return _label(key, "zh")
+    return zh_name(key, _zh_registry())
 
 
 @functools.lru_cache(maxsize=1 << 15)

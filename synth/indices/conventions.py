@@ -317,17 +317,24 @@ def default_periods(index, registry) -> tuple[str, ...]:
     return ALL_KINDS
 
 
+def zh_name(key: str, registry) -> str:
+    """The Chinese name of a formula name: a built-in (期间天数), an index of `registry` (its name_zh), a concept (its
+    Chinese label, else its English one), else the key itself. Hints' formulas and worked solutions both name with it."""
+    if key in _ZH_BUILTINS:
+        return _ZH_BUILTINS[key]
+    if key in registry and not is_concept(key) and registry[key].name_zh:
+        return registry[key].name_zh
+    try:
+        info = concept_info(key)
+    except KeyError:
+        return key
+    return info.label_zh or info.label_en or key
+
+
 def zh_formula(node: Node, registry, top: bool = True) -> str:
     """The formula written with Chinese names: `(营业收入 − 营业成本) / 营业收入`."""
     def name(n: str) -> str:
-        if n in _ZH_BUILTINS:
-            return _ZH_BUILTINS[n]
-        if n in registry and not is_concept(n):
-            return registry[n].name_zh
-        try:
-            return concept_info(n).label_zh or n
-        except KeyError:
-            return n
+        return zh_name(n, registry)
 
     def wrap(child: Node, parent_op: str, right: bool) -> str:
         text = go(child)
