@@ -137,12 +137,22 @@ def test_share_counts_that_are_not_shares_outstanding_are_not_used():
 
 
 def test_consolidated_net_income_includes_the_noncontrolling_interests():
-    """Seed-9001 analyst audit: Ford's FY2009 net income was 2,717 M, the parent's share, beside a 245 M noncontrolling
-    interests line (the 2010 Q1 10-Q tags FY2009 ProfitLoss as 2,717 M = its NetIncomeLoss; the FY2009 10-K tags
-    2,962 M), and Honeywell, which tags no ProfitLoss, showed net income = the parent's share beside its NCI line."""
+    """Seed-9001 analyst audit: Honeywell, which tags no ProfitLoss, showed net income = the parent's share beside its
+    NCI line. Ford (seed-7373 one-vintage audit, against the filer's figures): the FY2009 10-K shows net income 2,962 M
+    with 245 M to noncontrolling interests; the 8-K of 2010-05-07 (0001157523-10-002967) recasts FY2009 for SFAS 167,
+    dealer entities deconsolidated: ProfitLoss 2,717 M = NetIncomeLoss 2,717 M, no noncontrolling line, total assets
+    192,040 M (2008: 216,052 M). A rule had taken the recast total for a mis-tagged parent share and kept the 10-K's
+    2,962 M beside the 8-K's other figures (FY2009 ROA 1.452 %; on the 8-K alone 1.332 %)."""
+    from ledgerlm.synth.indices.compute import compute
+
     s = store()
-    assert s.value("F", "net_income", "FY2009").value == 2_962_000_000
+    assert s.value("F", "net_income", "FY2009").value == 2_717_000_000
     assert s.value("F", "net_income_parent", "FY2009").value == 2_717_000_000
+    nci = s.value("F", "net_income_minority", "FY2009")
+    assert nci.value == 0 and "ProfitLoss 2,717,000,000 - NetIncomeLoss 2,717,000,000 = 0" in nci.inputs[0].note
+    assert compute(s, "F", "roa_annualized", "FY2009").value == pytest.approx(2_717 / ((192_040 + 216_052) / 2))
+    # the FY2010 Q1 TTM on one basis: Q1 2010 + the recast FY2009 - the recast Q1 2009 (not the 10-K's 2,962 M)
+    assert compute(s, "F", "net_income", "FY2010Q1TTM").value == 6_237_000_000
     h1 = s.value("HON", "net_income", "FY2009H1")
     assert h1.value == 847_000_000 + 12_000_000 and "noncontrolling interests 12,000,000" in h1.inputs[0].note
     assert s.value("HON", "net_income_parent", "FY2009H1").value == 847_000_000

@@ -127,7 +127,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     first = ~order.duplicated(PERIOD_KEY, keep="first")
     latest = with_alternates(order[first].drop(columns=["_prec", "_sheet"]), order[~first])
     out = pd.concat([latest, unmapped])
-    out = out.sort_index().reset_index(drop=True)
+    out = out.sort_index(kind="stable").reset_index(drop=True)  # a row a step added may share a label with an unmapped one
     return out[[c for c in out.columns if c not in EXTRA_COLUMNS] + list(EXTRA_COLUMNS)]
 
 
@@ -355,9 +355,17 @@ def with_consolidated_net_income(df: pd.DataFrame) -> pd.DataFrame:
       for it, gives net income as their sum (with a note): Honeywell's 2009 filings show "Net income 859 M, less
       noncontrolling interests 12 M, attributable to Honeywell 847 M" and tag only the last two, so net income fell back
       to the parent's share while the statement showed the 12 M line beside it (seed-9001 analyst audit).
-    - A later filing's ProfitLoss equal to its own NetIncomeLoss, where another filing reports the window's ProfitLoss
-      apart from it, is the parent's share tagged as the total and is dropped: Ford's 2010 Q1 10-Q gives FY2009
-      ProfitLoss 2,717 M = its NetIncomeLoss, where the FY2009 10-K shows 2,962 M with 245 M to noncontrolling interests.
+    - A filing's ProfitLoss equal to its own NetIncomeLoss while that same filing reports a non-zero noncontrolling
+      interests' share for the window is the parent's share tagged as the total, and is dropped where another filing
+      reports the window's ProfitLoss apart from it. Equal figures alone prove nothing: Ford's 8-K of 2010-05-07
+      recasts FY2009 for SFAS 167 (dealer entities deconsolidated: revenue 118,308 -> 116,283 M, no noncontrolling
+      share left), so its ProfitLoss 2,717 M = NetIncomeLoss is a restatement of the 10-K's 2,962 M (245 M to
+      noncontrolling interests), not a mis-tag (seed-7373 one-vintage audit: the rule had dropped it, and Ford's
+      FY2009 ROA and FY2010Q1 TTMs mixed the 10-K's net income with the 8-K's other figures).
+    - Such a filing, equal totals and no noncontrolling line of its own, states a noncontrolling share of 0 by its own
+      arithmetic (ProfitLoss - NetIncomeLoss); where another filing reports a non-zero share for the window, that 0 is
+      added as the filing's figure (with a note), so the recast's statement does not show the 10-K's 245 M beside its
+      own equal totals and the older share counts as restated.
     """
     import pandas as pd
 
@@ -367,17 +375,20 @@ def with_consolidated_net_income(df: pd.DataFrame) -> pd.DataFrame:
     if parent.empty:
         return df
     out = df
+    nci = df[(df["concept"] == "net_income_minority") & tags.isin(NCI_INCOME_TAGS) & (df["value"] != 0)]
     totals = df[(df["concept"] == "net_income") & (tags == "ProfitLoss")]
-    if len(totals):
+    if len(totals) and len(nci):
         same = totals.rename_axis("row_id").reset_index().merge(parent.rename(columns={"value": "_parent"}), on=window)
         apart = set(map(tuple, same.loc[same["value"] != same["_parent"], window[:5]].values))
         in_apart = pd.Series([tuple(r) in apart for r in same[window[:5]].values], index=same.index, dtype=bool)
-        drop = same[(same["value"] == same["_parent"]) & in_apart]["row_id"]
+        with_nci = set(map(tuple, nci[window].values))  # the filing itself shows a share left to noncontrolling interests
+        has_nci = pd.Series([tuple(r) in with_nci for r in same[window].values], index=same.index, dtype=bool)
+        drop = same[(same["value"] == same["_parent"]) & in_apart & has_nci]["row_id"]
         out = out.drop(index=drop.unique()) if len(drop) else out
-    nci = df[(df["concept"] == "net_income_minority") & tags.isin(NCI_INCOME_TAGS) & (df["value"] != 0)]
+        out = _with_recast_zero_share(out, df.loc[same.loc[(same["value"] == same["_parent"]) & ~has_nci, "row_id"]], nci, window)
     if nci.empty:
         return out
-    out_tags = tags.loc[out.index]
+    out_tags = out["tag"].str.rsplit(":", n=1).str[-1]
     fallback = out[(out["concept"] == "net_income") & (out_tags == "NetIncomeLoss")]
     with_total = set(map(tuple, out.loc[(out["concept"] == "net_income") & (out_tags == "ProfitLoss"), window].values))
     pairs = fallback.rename_axis("row_id").reset_index().merge(
@@ -399,6 +410,33 @@ def with_consolidated_net_income(df: pd.DataFrame) -> pd.DataFrame:
         previous = out.at[row.row_id, "adjustment"]
         out.at[row.row_id, "adjustment"] = f"{previous}; {note}" if previous else note
     return out
+
+
+def _with_recast_zero_share(out: pd.DataFrame, equal_totals: pd.DataFrame, nci: pd.DataFrame, window: list[str]) -> pd.DataFrame:
+    """Rows of 0 noncontrolling share for the filings in `equal_totals` (ProfitLoss rows equal to their filing's
+    NetIncomeLoss, no noncontrolling line in that filing) whose window another filing (`nci`) gives a non-zero share."""
+    import pandas as pd
+
+    if equal_totals.empty:
+        return out
+    other = nci.drop_duplicates(window[:5]).set_index(window[:5])
+    added = []
+    for row in equal_totals.itertuples(index=False):
+        key = tuple(getattr(row, c) for c in window[:5])
+        if key not in other.index:
+            continue
+        model = other.loc[key]
+        note = (f"noncontrolling interests = ProfitLoss {row.value:,.0f} - NetIncomeLoss {row.value:,.0f} = 0 in this filing "
+                f"(it tags no noncontrolling line; filing {model['source']} reported {model['value']:,.0f})")
+        new = row._asdict()
+        new.update(concept="net_income_minority", tag=model["tag"], value=0.0,
+                   label=model["label"] if "label" in model.index else new.get("label", ""),
+                   adjustment=f"{new['adjustment']}; {note}" if new.get("adjustment") else note)
+        added.append(new)
+    if not added:
+        return out
+    start = int(out.index.max()) + 1 if len(out) else 0  # new labels: the callers' row ids stay unique
+    return pd.concat([out, pd.DataFrame(added, columns=out.columns, index=range(start, start + len(added)))])
 
 
 def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
