@@ -19,7 +19,6 @@ import numpy as np
 
 from ledgerlm.errors import NotDerivable
 from ledgerlm.synth.indices.compute import INSUFFICIENT, UNIT_SCALES, compute, default_registry, default_unit, format_answer
-from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.store import FactStore
 
 UNITS = [*UNIT_SCALES, "percent"]
@@ -39,8 +38,10 @@ def make_parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_store(sources: list[str] | None, as_of: str | None):
-    return FactStore(load_facts(sources or None, as_of=as_of))
+def load_store(sources: list[str] | None, as_of: str | None, company: str | None = None):
+    """The store `compute` reads: every filed version of the facts (the vintage rules see restatements), only the
+    asked company's when its code or name places it (`FactStore.from_sources`)."""
+    return FactStore.from_sources(sources or None, as_of=as_of, company=company)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     index = default_registry()[args.index]  # unknown index fails before loading any data
     unit = args.unit or default_unit(index.result)
     format_answer(0.0, index.result, unit, args.decimals)  # validate unit/decimals early
-    store = load_store(args.source, args.as_of)
+    store = load_store(args.source, args.as_of, args.company)
     company = store.resolve_company(args.company)
     try:
         result = compute(store, company, args.index, args.period, scope=args.scope)
