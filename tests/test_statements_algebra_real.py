@@ -94,6 +94,32 @@ def test_nvidia_fy2026_q4_matches_epsbench_ground_truth(store):
     assert store.value("NVDA", "operating_income", "FY2026Q4").value == 44_299_000_000
 
 
+def test_a_one_company_store_answers_as_the_whole_store(store):
+    """`ledgerlm statements` / `compute` index only the asked company (FactStore.from_sources(company=)): every
+    statement and a sample of indices of two companies with restatements, splits and recasts (Apple, Ford) are the
+    whole store's; a name places the company too, and a query it cannot place (a CIK) indexes everything."""
+    from ledgerlm.synth.indices.compute import compute
+
+    def answer(s, fn, *args):
+        try:
+            return fn(s, *args)
+        except Exception as err:  # noqa: BLE001 - a refusal must be the same refusal
+            return type(err).__name__, str(err)
+
+    for query, company in (("aapl", "AAPL"), ("FORD MOTOR CO", "F")):
+        one = FactStore.from_sources(company=query)
+        assert one.companies() == [company]
+        for report in store.reports(company):
+            for statement in ("income", "balance", "cashflow", "equity"):
+                assert answer(one, FactStore.statement, company, report.label, statement) == \
+                    answer(store, FactStore.statement, company, report.label, statement), (company, report.label, statement)
+        for index in ("revenue_yoy", "roa_annualized", "net_income", "eps_diluted", "financial_debt"):
+            for period in ("FY2009", "FY2010Q1", "FY2010Q1TTM", "FY2023Q2"):
+                got = answer(one, lambda s, *a: compute(s, *a).value, company, index, period)
+                assert got == answer(store, lambda s, *a: compute(s, *a).value, company, index, period), (company, index, period)
+    assert len(FactStore.from_sources(company="320193").companies()) == len(store.companies())
+
+
 def test_company_resolves_by_ticker_cik_and_name(store):
     assert store.resolve_company("aapl") == "AAPL"
     assert store.resolve_company("0000320193") == "AAPL"
