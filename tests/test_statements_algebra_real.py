@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ledgerlm.cli import main as cli_main
+from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import load_companyfacts
 from ledgerlm.synth.statements.periods import Period
 from ledgerlm.synth.statements.render import parse_rendered
@@ -118,6 +119,9 @@ def test_a_one_company_store_answers_as_the_whole_store(store):
                 got = answer(one, lambda s, *a: compute(s, *a).value, company, index, period)
                 assert got == answer(store, lambda s, *a: compute(s, *a).value, company, index, period), (company, index, period)
     assert len(FactStore.from_sources(company="320193").companies()) == len(store.companies())
+    # a company with nothing filed by --as-of: the whole store's error, naming the companies that had filed (review)
+    with pytest.raises(InputError, match=r"unknown company 'SNOW'; known: AAPL, .*NVDA"):
+        FactStore.from_sources(company="SNOW", as_of="2015-01-01").resolve_company("SNOW")
 
 
 def test_company_resolves_by_ticker_cik_and_name(store):

@@ -436,7 +436,8 @@ def _with_recast_zero_share(out: pd.DataFrame, equal_totals: pd.DataFrame, nci: 
     if not added:
         return out
     start = int(out.index.max()) + 1 if len(out) else 0  # new labels: the callers' row ids stay unique
-    return pd.concat([out, pd.DataFrame(added, columns=out.columns, index=range(start, start + len(added)))])
+    rows = pd.DataFrame(added, columns=out.columns, index=range(start, start + len(added))).astype(out.dtypes.to_dict())
+    return pd.concat([out, rows])
 
 
 def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:

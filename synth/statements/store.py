@@ -161,7 +161,14 @@ class FactStore(StoreViews):
         way (a CIK, an unknown name) indexes everything, so the error names what the data holds."""
         facts = load_facts(paths, latest_only=False)
         if company is not None:
-            facts = _one_company(facts, company)
+            mine = _one_company(facts, company)
+            if mine is not facts:
+                one = cls(mine, as_of=as_of)
+                try:  # the store's own resolution decides (as_of may leave the company out): else index everything
+                    one.resolve_company(company)
+                    return one
+                except InputError:
+                    pass
         return cls(facts, as_of=as_of)
 
     @property
@@ -945,7 +952,7 @@ def _one_company(facts: pd.DataFrame, query: str) -> pd.DataFrame:
     """The rows of the company `query` names by its code or exact entity name (case-insensitive); all rows when it
     names none of them (resolve_company then places a CIK or names the companies the data holds)."""
     q = str(query).strip().lower()
-    names = facts.drop_duplicates("company")
+    names = facts.sort_values("filed", ascending=False, kind="stable").drop_duplicates("company")  # each one's latest name
     hit = names[(names["company"].str.lower() == q) | (names["company_name"].str.strip().str.lower() == q)]["company"]
     if len(hit) != 1:
         return facts
