@@ -24,7 +24,7 @@ def _add_source_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(args: argparse.Namespace):
-    store = FactStore.from_sources(args.source, as_of=args.as_of, company=getattr(args, "company", None))
+    store = FactStore.from_sources(args.source, as_of=args.as_of, company=args.company)
     if not store.companies():
         _no_facts(args.source)
     return store

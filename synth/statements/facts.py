@@ -383,9 +383,10 @@ def with_consolidated_net_income(df: pd.DataFrame) -> pd.DataFrame:
         in_apart = pd.Series([tuple(r) in apart for r in same[window[:5]].values], index=same.index, dtype=bool)
         with_nci = set(map(tuple, nci[window].values))  # the filing itself shows a share left to noncontrolling interests
         has_nci = pd.Series([tuple(r) in with_nci for r in same[window].values], index=same.index, dtype=bool)
-        drop = same[(same["value"] == same["_parent"]) & in_apart & has_nci]["row_id"]
+        equal = same["value"] == same["_parent"]
+        drop = same[equal & in_apart & has_nci]["row_id"]
         out = out.drop(index=drop.unique()) if len(drop) else out
-        out = _with_recast_zero_share(out, df.loc[same.loc[(same["value"] == same["_parent"]) & ~has_nci, "row_id"]], nci, window)
+        out = _with_recast_zero_share(out, df.loc[same.loc[equal & ~has_nci, "row_id"]], nci, window)
     if nci.empty:
         return out
     out_tags = out["tag"].str.rsplit(":", n=1).str[-1]
