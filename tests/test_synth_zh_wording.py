@@ -129,6 +129,12 @@ def test_zh_trace_lines_read_in_chinese_with_the_same_figures():
         "share basis (7-for-1 stock split (filings up to 2014-04-24 on the old basis, from 2014-07-23 on the new))]":
             "稀释每股收益 FY2010（全年，按报告数） = 0.541071 [报告原数 15.15 / 28 = 0.541071（保留6位小数），按最新拆股口径"
             "（1拆7股票拆分（2014-04-24及以前提交的文件为拆分前口径，2014-07-23起为拆分后口径））]",
+        # two splits: joined with a Chinese semicolon (was "; ")
+        "eps_diluted FY2020 (annual, as reported) = 0.1 [as filed 4 / 40 = 0.1 on the latest share basis (4-for-1 stock split "
+        "(filings up to 2021-05-26 on the old basis, from 2021-08-20 on the new); 10-for-1 stock split (filings up to "
+        "2024-05-29 on the old basis, from 2024-08-28 on the new))]":
+            "稀释每股收益 FY2020（全年，按报告数） = 0.1 [报告原数 4 / 40 = 0.1，按最新拆股口径（1拆4股票拆分（2021-05-26及以前提交的文件为"
+            "拆分前口径，2021-08-20起为拆分后口径）；1拆10股票拆分（2024-05-29及以前提交的文件为拆分前口径，2024-08-28起为拆分后口径））]",
         "shares_diluted FY2010 (annual, as reported) = 28,000 [as filed 1,000 x 28 = 28,000 on the latest share basis "
         "(7-for-1 stock split (filings up to 2014-04-24 on the old basis, from 2014-07-23 on the new))]": None,
     }

@@ -261,6 +261,7 @@ _ZH_PHRASES = [
      r"1拆\1股票拆分（\2及以前提交的文件为拆分前口径，\3起为拆分后口径）"),
     (re.compile(r"as filed (-?[\d,.]+) ([/x]) ([\d.]+) = (-?[\d,.]+)( \(to 6 decimals\))? on the latest share basis \("),
      lambda m: f"报告原数 {m[1]} {'/' if m[2] == '/' else '×'} {m[3]} = {m[4]}{'（保留6位小数）' if m[5] else ''}，按最新拆股口径（"),
+    (re.compile(r"(?<=口径）); (?=1拆)"), "；"),  # between two split notes (NVIDIA: 4-for-1 in 2021, 10-for-1 in 2024)
     (re.compile(r" (beginning|ending) balance of (\S+) = "), lambda m: f" {m.group(2)}{'期初' if m.group(1) == 'beginning' else '期末'}余额 = "),
     (re.compile(r" (\d[\d,]*) days\b"), r" \1 天"),
     (re.compile(r"\)\]$"), "）]"),  # the share-basis note's parenthesis opened in Chinese above
