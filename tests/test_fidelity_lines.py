@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ledgerlm.errors import NotDerivable
@@ -198,3 +199,53 @@ def test_a_ratio_over_a_base_that_is_not_positive_is_not_asked():
             compute(s, company, index_id, period)
     assert compute(s, "AAPL", "roe_avg", "FY2023").value > 1  # a positive base: asked as before
     assert compute(s, "SNOW", "net_income_yoy", "FY2023").value != 0  # growth over |prior| of a loss: still asked
+
+
+def test_receivables_include_the_pledged_receivables_of_a_consolidated_vie():
+    """Duke's 10-Q of 2010-05-07 (0001193125-10-112744) re-presents receivables after SFAS 167 as two balance lines:
+    Receivables 845 M and Restricted receivables of variable interest entities 896 M at 2009-12-31 (724 M and 1,200 M
+    at 2010-03-31), where its 2009 10-K (0001193125-10-043083) shows one line of 1,741 M. Receivables read 845 M, so
+    FY2009 receivables days were 23.89 instead of 49.23 (seed-9191 helper audit)."""
+    from ledgerlm.synth.indices.compute import compute
+
+    s = store()
+    fy2009 = s.value("DUK", "accounts_receivable", "FY2009")
+    assert fy2009.value == 845_000_000 + 896_000_000 == 1_741_000_000  # the 10-K's single line
+    assert s.value("DUK", "accounts_receivable", "FY2010Q1").value == 724_000_000 + 1_200_000_000
+    assert "RestrictedReceivablesOfVariableInterestEntitiesNet 896,000,000" in fy2009.inputs[0].note
+    days = compute(s, "DUK", "receivables_days_end", "FY2009").value
+    assert round(days, 2) == round(1_741 / 12_731 * 360, 2) == 49.23
+    # a VIE receivables line with no receivables line of its own filing beside it is never a filing's receivables
+    from ledgerlm.synth.statements.facts import with_vie_receivables
+
+    facts = load_facts()  # selected facts: the VIE lines are inside the receivables rows
+    assert not facts["tag"].str.endswith("RestrictedReceivablesOfVariableInterestEntitiesNet").any()
+    duk = facts[(facts["company"] == "DUK") & (facts["concept"] == "accounts_receivable")]
+    alone = duk.assign(tag="us-gaap:RestrictedReceivablesOfVariableInterestEntitiesNet", adjustment="")
+    assert with_vie_receivables(alone).empty
+    both = with_vie_receivables(pd.concat([duk, alone], ignore_index=True))
+    assert list(both["value"]) == list(2 * duk["value"]) and (both["tag"] == "us-gaap:ReceivablesNetCurrent").all()
+
+
+def test_a_zero_repeating_a_sub_unit_figure_in_a_coarser_filing_gives_way():
+    """NVIDIA's 10-Q of 2014-11-19 (0001045810-14-000188, in thousands) gives FY2015Q3 other non-operating income as
+    -125,000 (9M 13,702 k - H1 13,827 k); its 10-Q of 2015-11-18 (in millions) repeats it as 0, and the full store
+    answered 0 (Q4 / quarter audit, helper). A 0 carries its filing's rounding (1 M here): the finer figure stands."""
+    full = FactStore(load_facts())  # a `ledgerlm compute` store: three-month columns used
+    q3 = full.value("NVDA", "other_nonoperating_income", "FY2015Q3")
+    assert q3.value == -125_000 and all(r.source != "0001045810-15-000173" for r in q3.inputs)
+    assert store().value("NVDA", "other_nonoperating_income", "FY2015Q3").value == -125_000
+
+
+def test_marketable_debt_securities_tagged_debtsecuritiescurrent_are_short_term_investments():
+    """NVIDIA's 10-Q of 2026-05-20 (0001045810-26-000052) gives its current marketable debt securities at 2026-01-25 and
+    2026-04-26 only as DebtSecuritiesCurrent (39,065 M / 37,098 M; the FY2026 10-K's line has no standard tag): FY2026
+    short-term investments read 0 and net debt / EBITDA -0.02 instead of -0.31 (seed-5151 prompt audit). Their sum with
+    cash, receivables, inventory, prepaid and current equity securities (12,886 M) is the filed current assets."""
+    s = store()
+    assert s.value("NVDA", "short_term_investments", "FY2026").value == 39_065_000_000
+    assert s.value("NVDA", "short_term_investments", "FY2027Q1").value == 37_098_000_000
+    assert s.value("NVDA", "short_term_investments", "FY2025").value == 34_621_000_000  # MarketableSecuritiesCurrent still first
+    parts = sum(s.value("NVDA", c, "FY2026").value for c in ("cash", "short_term_investments", "accounts_receivable",
+                                                                  "inventory", "other_current_assets"))
+    assert s.value("NVDA", "current_assets", "FY2026").value - parts == 12_886_000_000  # EquitySecuritiesFvNi, unmapped

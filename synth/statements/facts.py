@@ -117,7 +117,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_construction_capex(positive_payments(mapped)))))
+    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_vie_receivables(with_construction_capex(positive_payments(mapped))))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -448,24 +448,56 @@ def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
     cash flow overstated by 2.2 B. Where one filing reports both for a window, the first line's row carries their sum
     (with a note) and the second is dropped; a construction line alone is the filing's capex."""
     main, part = CAPEX_LINES
+    return _with_summed_lines(df, "capex", (main,), part, keep_alone=True,
+                              label="Capital expenditures (utility construction and other property, plant and equipment)")
+
+
+VIE_RECEIVABLES = "RestrictedReceivablesOfVariableInterestEntitiesNet"
+
+
+def with_vie_receivables(df: pd.DataFrame) -> pd.DataFrame:
+    """Receivables where a filing presents them as two balance lines: receivables plus the restricted receivables of
+    consolidated variable interest entities. Duke Energy's 10-Q of 2010-05-07 re-presents its 2009-12-31 receivables
+    after SFAS 167 (the receivables-securitisation entity consolidated) as ReceivablesNetCurrent 845 M beside
+    RestrictedReceivablesOfVariableInterestEntitiesNet 896 M, where its 2009 10-K showed one line of 1,741 M: receivables
+    days at FY2009 read 23.89 instead of 49.23 (seed-9191 helper audit). Where one filing reports both at a date, the
+    receivables row carries their sum (with a note, as the VIE debt is added to debt) and the VIE line is dropped; a VIE
+    line alone is never a filing's receivables (dropped)."""
+    return _with_summed_lines(df, "accounts_receivable", RECEIVABLES_TAGS, VIE_RECEIVABLES, keep_alone=False,
+                              label="Receivables, net (incl. restricted receivables of variable interest entities)")
+
+
+RECEIVABLES_TAGS = ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent", "AccountsReceivableNet")
+
+
+def _with_summed_lines(df: pd.DataFrame, concept: str, mains: tuple[str, ...], part: str, *, keep_alone: bool,
+                       label: str) -> pd.DataFrame:
+    """Rows of `concept` tagged `part` added into the row of one of `mains` the same filing reports for the same window
+    (the first of `mains` it reports), with a note and `label`; the `part` rows are dropped (those no main line
+    pairs with too, unless `keep_alone`)."""
     tags = df["tag"].str.rsplit(":", n=1).str[-1]
-    parts = df[(df["concept"] == "capex") & (tags == part)]
+    of_concept = df["concept"] == concept
+    parts = df[of_concept & (tags == part)]
     if parts.empty:
         return df
     key = ["company", "scope", "start", "end", "unit", "source"]
-    mains = df[(df["concept"] == "capex") & (tags == main)]
-    pairs = mains.rename_axis("row_id").reset_index().merge(parts[key + ["value"]].rename_axis("part_id").reset_index(),
-                                                            on=key, suffixes=("", "_part"))
-    if pairs.empty:
+    rank = tags[of_concept & tags.isin(mains)].map({t: i for i, t in enumerate(mains)})
+    main_rows = df.loc[rank.index]
+    main_rows = main_rows[rank == rank.groupby([main_rows[c] for c in key]).transform("min")]  # the first main tag filed
+    pairs = main_rows.rename_axis("row_id").reset_index().merge(
+        parts[key + ["value"]].rename_axis("part_id").reset_index(), on=key, suffixes=("", "_part"))
+    dropped = set(pairs["part_id"]) if keep_alone else set(parts.index)
+    if not dropped:
         return df
-    out = df.drop(index=pairs["part_id"].unique()).copy()
+    out = df.drop(index=sorted(dropped)).copy()
     for row in pairs.itertuples(index=False):
         total = row.value + row.value_part
-        note = (f"capex = PaymentsToAcquirePropertyPlantAndEquipment {row.value:,.0f} + PaymentsForConstructionInProcess "
-                f"{row.value_part:,.0f} = {total:,.0f} (two cash-flow lines of the filing)")
+        main_tag = str(row.tag).rsplit(":", 1)[-1]
+        note = (f"{concept} = {main_tag} {row.value:,.0f} + {part} {row.value_part:,.0f} = {total:,.0f} "
+                f"(two {'cash-flow' if row.start else 'balance'} lines of the filing)")
         out.at[row.row_id, "value"] = total
-        if "label" in out.columns:  # the filer's label of the first line ("Non-utility construction expenditures") no longer fits
-            out.at[row.row_id, "label"] = "Capital expenditures (utility construction and other property, plant and equipment)"
+        if "label" in out.columns:  # the filer's label of the first line no longer fits the sum
+            out.at[row.row_id, "label"] = label
         previous = out.at[row.row_id, "adjustment"]
         out.at[row.row_id, "adjustment"] = f"{previous}; {note}" if previous else note
     return out
@@ -502,14 +534,22 @@ def keep_precise(df: pd.DataFrame) -> pd.DataFrame:
     from ledgerlm.synth.statements.splits import _kinds
 
     values = df["value"].astype(float)
-    whole = ((_kinds(df) != "per_share") & (df["filed"] != "") & (df["start"] != "") & (values != 0)
-             & (np.fmod(values, 1.0) == 0))
+    whole = ((_kinds(df) != "per_share") & (df["filed"] != "") & (df["start"] != "") & (np.fmod(values, 1.0) == 0))
     key = PERIOD_KEY + ["tag"]
     rows = df[whole]
     rows = rows[rows.duplicated(key, keep=False)]
     if rows.empty:
         return df
-    rows = rows[key + ["value", "filed"]].assign(_q=rows["value"].astype(float).map(rounding_of)).rename_axis("row_id").reset_index()
+    q = rows["value"].astype(float).map(rounding_of)
+    zero = rows["value"].astype(float) == 0
+    if zero.any():  # a 0 shows no rounding of its own: the rounding its filing shows (the median over its non-zero flows).
+        # NVIDIA's 10-Q of 2015-11-18 (in millions) repeats FY2015Q3 other non-operating income, -125,000 in the 10-Q of
+        # 2014-11-19, as 0: the quarter read 0 (Q4 / quarter audit, helper)
+        filing = df["company"] + "\0" + df["source"]
+        flows = whole & (values != 0)
+        typical = values[flows].map(rounding_of).groupby(filing[flows]).median()
+        q[zero] = filing[rows.index[zero]].map(typical).fillna(1.0).to_numpy()
+    rows = rows[key + ["value", "filed"]].assign(_q=q).rename_axis("row_id").reset_index()
     pairs = rows.merge(rows[key + ["value", "filed", "_q"]], on=key, suffixes=("", "_earlier"))
     coarser = pairs[(pairs["filed_earlier"] < pairs["filed"]) & (pairs["_q_earlier"] < pairs["_q"])
                     & ((pairs["value"] - pairs["value_earlier"]).abs() < pairs["_q"])]
