@@ -249,3 +249,30 @@ def test_marketable_debt_securities_tagged_debtsecuritiescurrent_are_short_term_
     parts = sum(s.value("NVDA", c, "FY2026").value for c in ("cash", "short_term_investments", "accounts_receivable",
                                                                   "inventory", "other_current_assets"))
     assert s.value("NVDA", "current_assets", "FY2026").value - parts == 12_886_000_000  # EquitySecuritiesFvNi, unmapped
+
+
+def test_a_coarser_filings_q4_plug_does_not_replace_the_derivation_of_the_originals():
+    """NVIDIA's FY2016 10-K (0001045810-16-000205, in millions) gives FY2015 Q4 cost of revenue as 552 M, its four
+    quarters forced to sum to the rounded FY 2,083 M; FY - 9M as first filed in thousands (10-K 0001045810-15-000036
+    2,082,030 k, 10-Q of 2014-11-19 1,531,119 k) is 550,911 k, the original 10-K's own Q4. The full store answered
+    552 M beside revenue 1,250,514 k and gross profit 699,603 k (1.09 M off), a synth store refused (Q4 audit, helper)."""
+    for s in (FactStore(load_facts()), store()):
+        q4 = s.value("NVDA", "cost_of_revenue", "FY2015Q4").value
+        assert q4 == 2_082_030_000 - 1_531_119_000 == 550_911_000
+        assert s.value("NVDA", "revenue", "FY2015Q4").value - q4 == s.value("NVDA", "gross_profit", "FY2015Q4").value
+
+
+def test_short_term_investments_and_credit_lines_tagged_without_a_mapped_line():
+    """Lines the filers show on the face of the balance sheet under tags no mapping read (gap audit, helper: current
+    lines summed against the filed totals): TSMC's current financial assets by IFRS 9 category (FY2023 20-F: FVTOCI
+    154,531 M + amortised cost 66,761 M TWD; net financial debt left them out), Ford's unclassified "Marketable
+    securities" (MarketableSecurities 21,387 M at FY2009), eBay's "Borrowings from credit agreement" (LinesOfCreditCurrent
+    400 M at 2009-06-30, its only debt: leverage read zero)."""
+    s = store()
+    tsm = s.value("TSM", "short_term_investments", "FY2023")
+    assert tsm.value == 154_531_000_000 + 66_761_000_000 and "CurrentFinancialAssetsAtAmortisedCost" in tsm.inputs[0].note
+    assert s.value("F", "short_term_investments", "FY2009").value == 21_387_000_000
+    assert s.value("EBAY", "short_term_debt", "FY2009H1").value == 400_000_000
+    assert s.value("EBAY", "short_term_debt", "FY2008").value == 1_000_000_000
+    # a note's MarketableSecurities (current + non-current) never replaces a current line: NVIDIA FY2025 as before
+    assert s.value("NVDA", "short_term_investments", "FY2025").value == 34_621_000_000

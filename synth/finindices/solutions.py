@@ -410,8 +410,11 @@ def _conversions(item, t: dict, choice, names: list[str] | None = None) -> list[
             # solutions: seed-9001 analyst audit)
             label = t["units"].get(unit, unit) if v.result in ("currency", "percent") else t["kinds"].get(v.result, t["units"]["units"])
             divisor = UNIT_SCALES.get(unit, 1) if v.result == "currency" else 1
-            if divisor > 1:  # the exact quotient before rounding: 2,657,821,000 / 1,000,000 = 2,657.821 (issue 15)
-                step = t["divided"].format(raw=num(v.value), divisor=f"{divisor:,}", exact=_exact(Decimal(repr(float(v.value))) / divisor),
+            if divisor > 1:  # the exact quotient before rounding: 2,657,821,000 / 1,000,000 = 2,657.821 (issue 15); the
+                # value written in full, as divided (NOPAT 335,804,530,442.7306, not the trace's 2-decimal 442.73)
+                raw = Decimal(repr(float(v.value)))
+                step = t["divided"].format(raw=num(v.value) if float(v.value).is_integer() else _exact(raw),
+                                           divisor=f"{divisor:,}", exact=_exact(raw / divisor),
                                            unit=label, decimals=choice.decimals, text=text)
             else:
                 step = t["scaled"].format(raw=num(v.value), unit=label, decimals=choice.decimals, text=text)

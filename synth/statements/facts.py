@@ -117,7 +117,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_vie_receivables(with_construction_capex(positive_payments(mapped))))))
+    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_investment_parts(with_vie_receivables(with_construction_capex(positive_payments(mapped)))))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -468,6 +468,48 @@ def with_vie_receivables(df: pd.DataFrame) -> pd.DataFrame:
 
 
 RECEIVABLES_TAGS = ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent", "AccountsReceivableNet")
+
+# IFRS 9 / IAS 39 current financial assets that are a filer's short-term investments, one face line each (TSMC: financial
+# assets at FVTOCI 154,531 M + at amortised cost 66,761 M at 2023-12-31; available-for-sale + held-to-maturity before
+# 2018); FVTPL (forward exchange contracts) and hedging derivatives are not investments of cash
+INVESTMENT_PARTS = ("CurrentFinancialAssetsAtFairValueThroughOtherComprehensiveIncome", "CurrentFinancialAssetsAtAmortisedCost",
+                    "CurrentFinancialAssetsAvailableforsale", "CurrentHeldtomaturityInvestments")
+
+
+def with_investment_parts(df: pd.DataFrame) -> pd.DataFrame:
+    """Short-term investments where a filing shows them only as current financial assets by IFRS category: their sum
+    (with a note) on the first part's row, the other parts dropped; where the filing also tags a short-term investments
+    line the parts are dropped (they are its breakdown). TSMC's 20-Fs tag no short-term investments line, so net
+    financial debt left out ~221 bn TWD of investments at FY2023 (gap audit, helper)."""
+    tags = df["tag"].str.rsplit(":", n=1).str[-1]
+    of_concept = df["concept"] == "short_term_investments"
+    is_part = of_concept & tags.isin(INVESTMENT_PARTS)
+    if not is_part.any():
+        return df
+    key = ["company", "scope", "start", "end", "unit", "source"]
+    keys = df[key].astype(str).agg("\0".join, axis=1)
+    whole_lines = set(keys[of_concept & ~is_part])
+    rank = tags[is_part].map({t: i for i, t in enumerate(INVESTMENT_PARTS)})
+    parts = df[is_part].assign(_key=keys[is_part], _rank=rank).sort_values(["_key", "_rank"], kind="stable")
+    drop, out = [], df.copy()
+    for k, group in parts.groupby("_key", sort=False):
+        if k in whole_lines:
+            drop.extend(group.index)
+            continue
+        group = group.drop_duplicates("tag")  # one value per category (a filing's repeats of one fact)
+        drop.extend(i for i in parts[parts["_key"] == k].index if i != group.index[0])
+        if len(group) == 1:
+            continue
+        total = float(sum(group["value"]))
+        terms = " + ".join(f"{str(t).rsplit(':', 1)[-1]} {v:,.0f}" for t, v in zip(group["tag"], group["value"]))
+        note = f"short_term_investments = {terms} = {total:,.0f} (current financial assets by category)"
+        first = group.index[0]
+        out.at[first, "value"] = total
+        if "label" in out.columns:
+            out.at[first, "label"] = "Short-term investments (current financial assets at FVTOCI and amortised cost)"
+        previous = out.at[first, "adjustment"]
+        out.at[first, "adjustment"] = f"{previous}; {note}" if previous else note
+    return out.drop(index=sorted(set(drop)))
 
 
 def _with_summed_lines(df: pd.DataFrame, concept: str, mains: tuple[str, ...], part: str, *, keep_alone: bool,

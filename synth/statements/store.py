@@ -921,10 +921,15 @@ def _authoritative_quarter(filed: Cell | None, cur: Cell | None, prev: Cell | No
     return filed
 
 
-def _flow_slack(*values: float) -> float:
+def _flow_slack(cur: float, prev: float, filed: float) -> float:
     """How far YTD - prior YTD can be from the filed three-month figure by rounding alone: half the rounding each of
-    the three figures shows (`rounding_of`: 1,000,000 for 2,383,000,000)."""
-    return sum(rounding_of(v) for v in values) / 2 * 1.0001
+    the three figures shows (`rounding_of`: 1,000,000 for 2,383,000,000), each at least the filed quarter's own. A
+    coarser filing's quarter is the difference of its own rounded year-to-date figures, or the plug that makes its
+    rounded quarters add up: NVIDIA's FY2016 10-K gives FY2015 Q4 cost of revenue as 552 M (quarters forced to sum to
+    the rounded 2,083 M) where FY - 9M as first filed in thousands is 550,911 k, the original 10-K's own Q4 (Q4 audit,
+    helper: the quarter read 552 M beside its gross profit of the originals)."""
+    floor = rounding_of(filed)
+    return sum(max(rounding_of(v), floor) for v in (cur, prev, filed)) / 2 * 1.0001
 
 
 def _decimal_places(filed: float) -> int:
