@@ -241,14 +241,30 @@ def test_marketable_debt_securities_tagged_debtsecuritiescurrent_are_short_term_
     """NVIDIA's 10-Q of 2026-05-20 (0001045810-26-000052) gives its current marketable debt securities at 2026-01-25 and
     2026-04-26 only as DebtSecuritiesCurrent (39,065 M / 37,098 M; the FY2026 10-K's line has no standard tag): FY2026
     short-term investments read 0 and net debt / EBITDA -0.02 instead of -0.31 (seed-5151 prompt audit). Their sum with
-    cash, receivables, inventory, prepaid and current equity securities (12,886 M) is the filed current assets."""
+    cash, receivables, inventory, prepaid and current equity securities (12,886 M) is the filed current assets (the
+    equity securities are summed in where that proves them current)."""
     s = store()
-    assert s.value("NVDA", "short_term_investments", "FY2026").value == 39_065_000_000
-    assert s.value("NVDA", "short_term_investments", "FY2027Q1").value == 37_098_000_000
+    # with the current equity securities beside them (EquitySecuritiesFvNi 12,886 / 30,237 M): the 10-K's one line
+    assert s.value("NVDA", "short_term_investments", "FY2026").value == 39_065_000_000 + 12_886_000_000
+    assert s.value("NVDA", "short_term_investments", "FY2027Q1").value == 37_098_000_000 + 30_237_000_000
     assert s.value("NVDA", "short_term_investments", "FY2025").value == 34_621_000_000  # MarketableSecuritiesCurrent still first
-    parts = sum(s.value("NVDA", c, "FY2026").value for c in ("cash", "short_term_investments", "accounts_receivable",
-                                                                  "inventory", "other_current_assets"))
-    assert s.value("NVDA", "current_assets", "FY2026").value - parts == 12_886_000_000  # EquitySecuritiesFvNi, unmapped
+    for period in ("FY2026", "FY2027Q1"):  # the lines now add up to the filed current assets
+        parts = sum(s.value("NVDA", c, period).value for c in ("cash", "short_term_investments", "accounts_receivable",
+                                                                 "inventory", "other_current_assets"))
+        assert s.value("NVDA", "current_assets", period).value == parts
+    # equity securities not proven current by the filing's own current assets are never short-term investments
+    from ledgerlm.synth.statements.facts import with_current_equity_securities
+
+    facts = load_facts()
+    sheet = facts[(facts["company"] == "NVDA") & (facts["end"] == "2026-01-25") & (facts["start"] == "")].reset_index(drop=True)
+    sti = sheet.index[sheet["concept"] == "short_term_investments"][0]
+    sheet.loc[sti, ["tag", "value"]] = ["us-gaap:DebtSecuritiesCurrent", 39_065_000_000]
+    equity = sheet.loc[[sti]].assign(tag="us-gaap:EquitySecuritiesFvNi", value=12_886_000_000.0, adjustment="")
+    frame = pd.concat([sheet, equity], ignore_index=True)
+    assert with_current_equity_securities(frame)["value"][sti] == 51_951_000_000
+    frame.loc[frame["concept"] == "current_assets", "value"] += 5_000_000_000  # no longer proven current
+    out = with_current_equity_securities(frame)
+    assert out["value"][sti] == 39_065_000_000 and len(out) == len(sheet)
 
 
 def test_a_coarser_filings_q4_plug_does_not_replace_the_derivation_of_the_originals():

@@ -117,7 +117,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_investment_parts(with_vie_receivables(with_construction_capex(positive_payments(mapped)))))))
+    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_current_equity_securities(with_investment_parts(with_vie_receivables(with_construction_capex(positive_payments(mapped))))))))
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -468,6 +468,41 @@ def with_vie_receivables(df: pd.DataFrame) -> pd.DataFrame:
 
 
 RECEIVABLES_TAGS = ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent", "AccountsReceivableNet")
+
+EQUITY_SECURITIES = "EquitySecuritiesFvNi"
+CURRENT_ASSET_LINES = ("cash", "short_term_investments", "accounts_receivable", "inventory", "other_current_assets")
+
+
+def with_current_equity_securities(df: pd.DataFrame) -> pd.DataFrame:
+    """Short-term investments where a filing shows its marketable securities as two current lines, debt securities
+    (DebtSecuritiesCurrent) and equity securities at fair value (EquitySecuritiesFvNi, a tag that does not say current):
+    their sum, only where that filing's current assets are exactly its cash, short-term investments, receivables,
+    inventory and other current assets plus these equity securities (within 0.5 %), so the line is proven current.
+    NVIDIA's 10-Q of 2026-05-20: 39,065 + 12,886 M at 2026-01-25 (current assets 125,605 M, to the million) and
+    37,098 + 30,237 M at 2026-04-26 (gap audit, helper: the FY2026 10-K shows one line of 51,951 M). Elsewhere the
+    equity securities stay unmapped (dropped)."""
+    tags = df["tag"].str.rsplit(":", n=1).str[-1]
+    parts = df[(df["concept"] == "short_term_investments") & (tags == EQUITY_SECURITIES)]
+    if parts.empty:
+        return df
+    key = ["company", "scope", "start", "end", "unit", "source"]
+    lines = df[df["concept"].isin(CURRENT_ASSET_LINES) & ~df.index.isin(parts.index)].drop_duplicates(key + ["concept"])
+    line_sums = lines.groupby(key)["value"].sum()
+    totals = df[df["concept"] == "current_assets"].drop_duplicates(key).set_index(key)["value"]
+    debt = set(map(tuple, df[(df["concept"] == "short_term_investments") & (tags == "DebtSecuritiesCurrent")][key].astype(str).to_numpy()))
+    proven = []
+    for i, row in parts.iterrows():
+        k = tuple(str(row[c]) for c in key)
+        kk = tuple(row[c] for c in key)
+        total, shown = totals.get(kk), line_sums.get(kk)
+        if k in debt and total is not None and shown is not None and abs(total - shown - row["value"]) <= 0.005 * abs(total):
+            proven.append(i)
+    if proven:  # summed into the debt securities' row (dropped by the summing rule everywhere else)
+        other = df.drop(index=parts.index.difference(proven))
+        return _with_summed_lines(other, "short_term_investments", ("DebtSecuritiesCurrent",), EQUITY_SECURITIES,
+                                  keep_alone=False, label="Marketable securities (debt and equity securities)")
+    return df.drop(index=parts.index)
+
 
 # IFRS 9 / IAS 39 current financial assets that are a filer's short-term investments, one face line each (TSMC: financial
 # assets at FVTOCI 154,531 M + at amortised cost 66,761 M at 2023-12-31; available-for-sale + held-to-maturity before
