@@ -117,7 +117,10 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    mapped, _ = normalize(keep_precise(with_consolidated_net_income(with_current_equity_securities(with_investment_parts(with_vie_receivables(with_construction_capex(positive_payments(mapped))))))))
+    for step in (positive_payments, with_construction_capex, with_vie_receivables, with_investment_parts,
+                 with_current_equity_securities, with_consolidated_net_income, keep_precise):
+        mapped = step(mapped)
+    mapped, _ = normalize(mapped)
     mapped = keep_same_line(mapped)
     keys = mapped["concept"] + "\0" + mapped["tag"]
     uniq = pd.unique(keys)
@@ -453,6 +456,7 @@ def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
 
 
 VIE_RECEIVABLES = "RestrictedReceivablesOfVariableInterestEntitiesNet"
+RECEIVABLES_TAGS = ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent", "AccountsReceivableNet")
 
 
 def with_vie_receivables(df: pd.DataFrame) -> pd.DataFrame:
@@ -467,8 +471,6 @@ def with_vie_receivables(df: pd.DataFrame) -> pd.DataFrame:
                               label="Receivables, net (incl. restricted receivables of variable interest entities)")
 
 
-RECEIVABLES_TAGS = ("AccountsReceivableNetCurrent", "ReceivablesNetCurrent", "AccountsReceivableNet")
-
 EQUITY_SECURITIES = "EquitySecuritiesFvNi"
 CURRENT_ASSET_LINES = ("cash", "short_term_investments", "accounts_receivable", "inventory", "other_current_assets")
 
@@ -481,27 +483,21 @@ def with_current_equity_securities(df: pd.DataFrame) -> pd.DataFrame:
     NVIDIA's 10-Q of 2026-05-20: 39,065 + 12,886 M at 2026-01-25 (current assets 125,605 M, to the million) and
     37,098 + 30,237 M at 2026-04-26 (gap audit, helper: the FY2026 10-K shows one line of 51,951 M). Elsewhere the
     equity securities stay unmapped (dropped)."""
-    tags = df["tag"].str.rsplit(":", n=1).str[-1]
-    parts = df[(df["concept"] == "short_term_investments") & (tags == EQUITY_SECURITIES)]
+    sti = df["concept"] == "short_term_investments"
+    tags = _bare_tags(df, sti)
+    parts = df.loc[tags.index[tags == EQUITY_SECURITIES]]
     if parts.empty:
         return df
-    key = ["company", "scope", "start", "end", "unit", "source"]
-    lines = df[df["concept"].isin(CURRENT_ASSET_LINES) & ~df.index.isin(parts.index)].drop_duplicates(key + ["concept"])
-    line_sums = lines.groupby(key)["value"].sum()
-    totals = df[df["concept"] == "current_assets"].drop_duplicates(key).set_index(key)["value"]
-    debt = set(map(tuple, df[(df["concept"] == "short_term_investments") & (tags == "DebtSecuritiesCurrent")][key].astype(str).to_numpy()))
-    proven = []
-    for i, row in parts.iterrows():
-        k = tuple(str(row[c]) for c in key)
-        kk = tuple(row[c] for c in key)
-        total, shown = totals.get(kk), line_sums.get(kk)
-        if k in debt and total is not None and shown is not None and abs(total - shown - row["value"]) <= 0.005 * abs(total):
-            proven.append(i)
-    if proven:  # summed into the debt securities' row (dropped by the summing rule everywhere else)
-        other = df.drop(index=parts.index.difference(proven))
-        return _with_summed_lines(other, "short_term_investments", ("DebtSecuritiesCurrent",), EQUITY_SECURITIES,
-                                  keep_alone=False, label="Marketable securities (debt and equity securities)")
-    return df.drop(index=parts.index)
+    debt = set(_keys(df.loc[tags.index[tags == "DebtSecuritiesCurrent"]]))
+    lines = df[df["concept"].isin(CURRENT_ASSET_LINES) & ~df.index.isin(parts.index)].drop_duplicates(FILING_WINDOW + ["concept"])
+    line_sums = dict(zip(_keys(lines.drop_duplicates(FILING_WINDOW)), lines.groupby(FILING_WINDOW, sort=False)["value"].sum()))
+    assets = df[df["concept"] == "current_assets"].drop_duplicates(FILING_WINDOW)
+    totals = dict(zip(_keys(assets), assets["value"]))
+    unproven = [i for i, k, v in zip(parts.index, _keys(parts), parts["value"])
+                if not (k in debt and k in totals and k in line_sums and abs(totals[k] - line_sums[k] - v) <= 0.005 * abs(totals[k]))]
+    # the proven ones summed into the debt securities' row (the summing rule drops every equity row it does not sum)
+    return _with_summed_lines(df.drop(index=unproven), "short_term_investments", ("DebtSecuritiesCurrent",),
+                              EQUITY_SECURITIES, keep_alone=False, label="Marketable securities (debt and equity securities)")
 
 
 # IFRS 9 / IAS 39 current financial assets that are a filer's short-term investments, one face line each (TSMC: financial
@@ -516,35 +512,47 @@ def with_investment_parts(df: pd.DataFrame) -> pd.DataFrame:
     (with a note) on the first part's row, the other parts dropped; where the filing also tags a short-term investments
     line the parts are dropped (they are its breakdown). TSMC's 20-Fs tag no short-term investments line, so net
     financial debt left out ~221 bn TWD of investments at FY2023 (gap audit, helper)."""
-    tags = df["tag"].str.rsplit(":", n=1).str[-1]
-    of_concept = df["concept"] == "short_term_investments"
-    is_part = of_concept & tags.isin(INVESTMENT_PARTS)
+    sti = df["concept"] == "short_term_investments"
+    tags = _bare_tags(df, sti)
+    is_part = tags.isin(INVESTMENT_PARTS)
     if not is_part.any():
         return df
-    key = ["company", "scope", "start", "end", "unit", "source"]
-    keys = df[key].astype(str).agg("\0".join, axis=1)
-    whole_lines = set(keys[of_concept & ~is_part])
-    rank = tags[is_part].map({t: i for i, t in enumerate(INVESTMENT_PARTS)})
-    parts = df[is_part].assign(_key=keys[is_part], _rank=rank).sort_values(["_key", "_rank"], kind="stable")
+    whole_lines = set(_keys(df.loc[tags.index[~is_part]]))
+    parts = df.loc[tags.index[is_part]].assign(_rank=tags[is_part].map(INVESTMENT_PARTS.index)).sort_values("_rank", kind="stable")
     drop, out = [], df.copy()
-    for k, group in parts.groupby("_key", sort=False):
-        if k in whole_lines:
-            drop.extend(group.index)
-            continue
-        group = group.drop_duplicates("tag")  # one value per category (a filing's repeats of one fact)
-        drop.extend(i for i in parts[parts["_key"] == k].index if i != group.index[0])
-        if len(group) == 1:
-            continue
-        total = float(sum(group["value"]))
-        terms = " + ".join(f"{str(t).rsplit(':', 1)[-1]} {v:,.0f}" for t, v in zip(group["tag"], group["value"]))
-        note = f"short_term_investments = {terms} = {total:,.0f} (current financial assets by category)"
-        first = group.index[0]
-        out.at[first, "value"] = total
-        if "label" in out.columns:
-            out.at[first, "label"] = "Short-term investments (current financial assets at FVTOCI and amortised cost)"
-        previous = out.at[first, "adjustment"]
-        out.at[first, "adjustment"] = f"{previous}; {note}" if previous else note
-    return out.drop(index=sorted(set(drop)))
+    for k, group in parts.groupby(FILING_WINDOW, sort=False):
+        categories = group.drop_duplicates("tag")  # one value per category (a filing's repeats of one fact)
+        kept = None if k in whole_lines else categories.index[0]
+        drop.extend(i for i in group.index if i != kept)
+        if kept is not None and len(categories) > 1:
+            terms = " + ".join(f"{str(t).rsplit(':', 1)[-1]} {v:,.0f}" for t, v in zip(categories["tag"], categories["value"]))
+            total = float(categories["value"].sum())
+            _write_sum(out, kept, total, f"short_term_investments = {terms} = {total:,.0f} (current financial assets by category)",
+                       "Short-term investments (current financial assets at FVTOCI and amortised cost)")
+    return out.drop(index=sorted(drop))
+
+
+FILING_WINDOW = ["company", "scope", "start", "end", "unit", "source"]  # one filing's figure for one window
+
+
+def _bare_tags(df: pd.DataFrame, rows: pd.Series) -> pd.Series:
+    """The element names (no namespace prefix) of the rows `rows` selects, indexed as in `df`."""
+    return df.loc[rows, "tag"].str.rsplit(":", n=1).str[-1]
+
+
+def _keys(df: pd.DataFrame) -> list[tuple]:
+    """Each row's (company, scope, start, end, unit, source)."""
+    return list(zip(*(df[c] for c in FILING_WINDOW)))
+
+
+def _write_sum(out: pd.DataFrame, row_id, total: float, note: str, label: str) -> None:
+    """Row `row_id` of `out` becomes the sum `total`: the note appended to its adjustments, `label` for the filer's
+    label of its first line (which no longer fits the sum)."""
+    out.at[row_id, "value"] = total
+    if "label" in out.columns:
+        out.at[row_id, "label"] = label
+    previous = out.at[row_id, "adjustment"]
+    out.at[row_id, "adjustment"] = f"{previous}; {note}" if previous else note
 
 
 def _with_summed_lines(df: pd.DataFrame, concept: str, mains: tuple[str, ...], part: str, *, keep_alone: bool,
@@ -552,17 +560,15 @@ def _with_summed_lines(df: pd.DataFrame, concept: str, mains: tuple[str, ...], p
     """Rows of `concept` tagged `part` added into the row of one of `mains` the same filing reports for the same window
     (the first of `mains` it reports), with a note and `label`; the `part` rows are dropped (those no main line
     pairs with too, unless `keep_alone`)."""
-    tags = df["tag"].str.rsplit(":", n=1).str[-1]
-    of_concept = df["concept"] == concept
-    parts = df[of_concept & (tags == part)]
+    tags = _bare_tags(df, df["concept"] == concept)
+    parts = df.loc[tags.index[tags == part]]
     if parts.empty:
         return df
-    key = ["company", "scope", "start", "end", "unit", "source"]
-    rank = tags[of_concept & tags.isin(mains)].map({t: i for i, t in enumerate(mains)})
+    rank = tags[tags.isin(mains)].map(mains.index)
     main_rows = df.loc[rank.index]
-    main_rows = main_rows[rank == rank.groupby([main_rows[c] for c in key]).transform("min")]  # the first main tag filed
+    main_rows = main_rows[rank == rank.groupby([main_rows[c] for c in FILING_WINDOW]).transform("min")]  # the first main tag filed
     pairs = main_rows.rename_axis("row_id").reset_index().merge(
-        parts[key + ["value"]].rename_axis("part_id").reset_index(), on=key, suffixes=("", "_part"))
+        parts[FILING_WINDOW + ["value"]].rename_axis("part_id").reset_index(), on=FILING_WINDOW, suffixes=("", "_part"))
     dropped = set(pairs["part_id"]) if keep_alone else set(parts.index)
     if not dropped:
         return df
@@ -570,13 +576,8 @@ def _with_summed_lines(df: pd.DataFrame, concept: str, mains: tuple[str, ...], p
     for row in pairs.itertuples(index=False):
         total = row.value + row.value_part
         main_tag = str(row.tag).rsplit(":", 1)[-1]
-        note = (f"{concept} = {main_tag} {row.value:,.0f} + {part} {row.value_part:,.0f} = {total:,.0f} "
-                f"(two {'cash-flow' if row.start else 'balance'} lines of the filing)")
-        out.at[row.row_id, "value"] = total
-        if "label" in out.columns:  # the filer's label of the first line no longer fits the sum
-            out.at[row.row_id, "label"] = label
-        previous = out.at[row.row_id, "adjustment"]
-        out.at[row.row_id, "adjustment"] = f"{previous}; {note}" if previous else note
+        _write_sum(out, row.row_id, total, f"{concept} = {main_tag} {row.value:,.0f} + {part} {row.value_part:,.0f} = "
+                   f"{total:,.0f} (two {'cash-flow' if row.start else 'balance'} lines of the filing)", label)
     return out
 
 
