@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ledgerlm.synth.statements.facts import INVENTORY_PARTS
 from ledgerlm.synth.statements.sources import load_facts
 from ledgerlm.synth.statements.taxonomy import concept_info, map_tag
 
@@ -41,6 +42,8 @@ def disagreements() -> dict[tuple[str, str, str, str], list[tuple]]:
             continue
         rows = sorted(zip(group["tag"].str.split(":").str[-1], group["value"]))
         for (tag_a, a), (tag_b, b) in combinations(rows, 2):
+            if tag_a in INVENTORY_PARTS or tag_b in INVENTORY_PARTS:  # parts, summed: test_inventory_parts_add_up
+                continue
             if abs(a - b) > TOLERANCE * max(abs(a), abs(b), 1.0):
                 out.setdefault((key[0], key[2], tag_a, tag_b), []).append((key[3], key[4], key[6], a, b))
     return out
@@ -82,3 +85,28 @@ def test_moved_tags_never_fill_the_total(disagreements):
     assert not da["tag"].str.endswith(":Depreciation").any()
     nonop = facts[facts["concept"] == "nonoperating_income"]
     assert not nonop["tag"].str.endswith(":OtherNonoperatingIncomeExpense").any()
+
+
+def test_inventory_parts_add_up():
+    """Where a filing tags its inventories line and its parts for one date (NVIDIA's inventory note, Texas Instruments'
+    balance sheet), the parts add up to the line: they are a complete breakdown, so a filing that shows only the parts
+    (Safeway, Kellogg's 10-Qs, Con Edison) has their sum as its inventory (facts.with_inventory_parts)."""
+    facts = load_facts(latest_only=False)
+    inventory = facts[facts["concept"] == "inventory"].assign(bare=lambda f: f["tag"].str.split(":").str[-1])
+    inventory = inventory.drop_duplicates(KEYS + ["bare"])
+    checked = set()
+    for key, group in inventory.groupby(KEYS):
+        whole = group[group["bare"] == "InventoryNet"]["value"]
+        parts = group[group["bare"].isin(INVENTORY_PARTS)]["value"]
+        if len(whole) and len(parts):
+            assert abs(parts.sum() - whole.iloc[0]) <= TOLERANCE * abs(whole.iloc[0]), (key, parts.sum(), whole.iloc[0])
+            checked.add(key[0])
+    assert checked == {"NVDA", "TXN"}
+    selected = load_facts()
+    kept = selected[(selected["concept"] == "inventory") & (selected["scope"] == "consolidated")]
+    # figures read off the balance sheets (FSDS num.txt; gap audit): Safeway "Merchandise inventories" at 2009-06-30 (FSDS dates),
+    # Kellogg 223 + 610 M at 2009-06-30, Con Edison 39 + 164 + 152 M at 2009-12-31
+    for company, end, value in (("SWY", "2009-06-30", 2_639_400_000), ("K", "2009-06-30", 833_000_000), ("ED", "2009-12-31", 355_000_000)):
+        row = kept[(kept["company"] == company) & (kept["end"] == end)]
+        assert row["value"].tolist() == [value], (company, end, row[["value", "tag", "adjustment"]].to_dict("records"))
+    assert not kept[kept["company"].isin(["NVDA", "TXN"])]["tag"].str.endswith(INVENTORY_PARTS).any()

@@ -117,7 +117,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    for step in (positive_payments, with_construction_capex, with_vie_receivables, with_investment_parts,
+    for step in (positive_payments, with_construction_capex, with_vie_receivables, with_investment_parts, with_inventory_parts,
                  with_current_equity_securities, with_consolidated_net_income, keep_precise):
         mapped = step(mapped)
     mapped, _ = normalize(mapped)
@@ -512,23 +512,50 @@ def with_investment_parts(df: pd.DataFrame) -> pd.DataFrame:
     (with a note) on the first part's row, the other parts dropped; where the filing also tags a short-term investments
     line the parts are dropped (they are its breakdown). TSMC's 20-Fs tag no short-term investments line, so net
     financial debt left out ~221 bn TWD of investments at FY2023 (gap audit, helper)."""
-    sti = df["concept"] == "short_term_investments"
-    tags = _bare_tags(df, sti)
-    is_part = tags.isin(INVESTMENT_PARTS)
+    return _with_parts(df, "short_term_investments", INVESTMENT_PARTS, "current financial assets by category",
+                       "Short-term investments (current financial assets at FVTOCI and amortised cost)")
+
+
+# Inventory lines a balance sheet may show instead of one inventories line: Safeway's "Merchandise inventories"
+# (InventoryFinishedGoods 2,508.9 M in its 2009 10-K), Kellogg's 10-Qs (raw materials and supplies 223 M + finished
+# goods and work in process 610 M), Con Edison (fuel oil 39 M + gas in storage 164 M + materials and supplies 152 M)
+INVENTORY_PARTS = ("InventoryRawMaterials", "InventoryRawMaterialsAndSupplies", "InventoryRawMaterialsAndSuppliesNetOfReserves",
+                   "InventoryWorkInProcess", "InventoryFinishedGoods", "InventoryFinishedGoodsAndWorkInProcessNetOfReserves",
+                   "EnergyRelatedInventoryOtherFossilFuel", "EnergyRelatedInventoryGasStoredUnderground")
+
+
+def with_inventory_parts(df: pd.DataFrame) -> pd.DataFrame:
+    """Inventory where a filing shows it only as its parts (raw materials, work in process, finished goods, fuel and gas
+    in storage): their sum (with a note) on the first part's row, only where the same filing shows current assets at that
+    date (a balance sheet) that the parts fit in; where the filing also tags an inventories line (InventoryNet) the parts
+    are dropped: they are its note breakdown (NVIDIA's inventory note, Texas Instruments' face lines above its total).
+    Safeway (every date), Kellogg's 10-Qs and Con Edison had no inventory, so inventory turnover, the quick ratio and
+    the cash conversion cycle were refused for them (gap audit, helper)."""
+    assets = df[df["concept"] == "current_assets"].drop_duplicates(FILING_WINDOW)
+    totals = dict(zip(_keys(assets), assets["value"]))
+    return _with_parts(df, "inventory", INVENTORY_PARTS, "inventory lines of the balance sheet", "Inventories",
+                       fits=lambda k, total: k in totals and 0 <= total <= totals[k])
+
+
+def _with_parts(df: pd.DataFrame, concept: str, parts: tuple[str, ...], what: str, label: str, *, fits=None) -> pd.DataFrame:
+    """Rows of `concept` tagged one of `parts`: where the same filing tags another (whole) line of the concept for the
+    window, dropped; else summed onto the first part's row (one value per tag, in the order of `parts`; `label` and a note
+    naming `what` when there are several), where `fits(window, sum)` allows (else dropped)."""
+    tags = _bare_tags(df, df["concept"] == concept)
+    is_part = tags.isin(parts)
     if not is_part.any():
         return df
     whole_lines = set(_keys(df.loc[tags.index[~is_part]]))
-    parts = df.loc[tags.index[is_part]].assign(_rank=tags[is_part].map(INVESTMENT_PARTS.index)).sort_values("_rank", kind="stable")
+    rows = df.loc[tags.index[is_part]].assign(_rank=tags[is_part].map(parts.index)).sort_values("_rank", kind="stable")
     drop, out = [], df.copy()
-    for k, group in parts.groupby(FILING_WINDOW, sort=False):
+    for k, group in rows.groupby(FILING_WINDOW, sort=False):
         categories = group.drop_duplicates("tag")  # one value per category (a filing's repeats of one fact)
-        kept = None if k in whole_lines else categories.index[0]
+        total = float(categories["value"].sum())
+        kept = None if k in whole_lines or (fits is not None and not fits(k, total)) else categories.index[0]
         drop.extend(i for i in group.index if i != kept)
         if kept is not None and len(categories) > 1:
             terms = " + ".join(f"{str(t).rsplit(':', 1)[-1]} {v:,.0f}" for t, v in zip(categories["tag"], categories["value"]))
-            total = float(categories["value"].sum())
-            _write_sum(out, kept, total, f"short_term_investments = {terms} = {total:,.0f} (current financial assets by category)",
-                       "Short-term investments (current financial assets at FVTOCI and amortised cost)")
+            _write_sum(out, kept, total, f"{concept} = {terms} = {total:,.0f} ({what})", label)
     return out.drop(index=sorted(drop))
 
 
