@@ -292,3 +292,25 @@ def test_short_term_investments_and_credit_lines_tagged_without_a_mapped_line():
     assert s.value("EBAY", "short_term_debt", "FY2008").value == 1_000_000_000
     # a note's MarketableSecurities (current + non-current) never replaces a current line: NVIDIA FY2025 as before
     assert s.value("NVDA", "short_term_investments", "FY2025").value == 34_621_000_000
+
+
+def test_balance_lines_the_gap_audit_found_missing():
+    """Balance-sheet lines a filing shows under a tag that was unmapped (session-20 fixes; figures off the FSDS
+    face lines, num.txt): indices that read them were refused, now answered."""
+    s = store()
+    # Verizon: "Wireless licenses" 72,067 M + "Other intangible assets, net" 6,764 M at 2009-12-31 (10-Q of 2010-05)
+    vz = s.value("VZ", "intangible_assets", "FY2009")
+    assert vz.value == 78_831_000_000 and vz.inputs[0].tag == "us-gaap:IndefiniteLivedLicenseAgreements"
+    assert s.value("VZ", "intangible_assets", "FY2009H1").value == 71_708_000_000 + 7_232_000_000
+    assert s.value("VZ", "finite_lived_intangible_assets", "FY2009").value == 6_764_000_000  # keeps its own concept
+    # the summing steps are idempotent: selecting already selected facts again adds nothing twice
+    again = select_latest(load_facts())
+    row = again[(again["company"] == "VZ") & (again["concept"] == "intangible_assets") & (again["end"] == "2009-12-31")]
+    assert row["value"].tolist() == [78_831_000_000]
+    assert s.value("UNH", "accounts_receivable", "FY2009H1").value == 2_705_000_000  # PremiumsAndOtherReceivablesNet
+    assert s.value("F", "accounts_payable", "FY2009H1").value == 13_971_000_000  # AccountsPayableCurrentAndNoncurrent
+    assert s.value("HON", "intangible_assets", "FY2009").value == 2_174_000_000  # OtherIntangibleAssetsNet
+    assert s.value("GOOG", "payroll_payable", "FY2009H1").value == 589_862_000  # EmployeeRelatedLiabilities
+    assert s.value("DUK", "taxes_payable", "FY2009H1").value == 360_000_000  # AccruedIncomeTaxesPayable
+    # GE files PremiumsAndOtherReceivablesNet for its financial-services receivables beside its own line: never its AR
+    assert s.value("GE", "accounts_receivable", "FY2009").inputs[0].tag != "us-gaap:PremiumsAndOtherReceivablesNet"

@@ -118,7 +118,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
     for step in (positive_payments, with_construction_capex, with_vie_receivables, with_investment_parts, with_inventory_parts,
-                 with_current_equity_securities, with_consolidated_net_income, keep_precise):
+                 with_licence_intangibles, with_current_equity_securities, with_consolidated_net_income, keep_precise):
         mapped = step(mapped)
     mapped, _ = normalize(mapped)
     mapped = keep_same_line(mapped)
@@ -535,6 +535,37 @@ def with_inventory_parts(df: pd.DataFrame) -> pd.DataFrame:
     totals = dict(zip(_keys(assets), assets["value"]))
     return _with_parts(df, "inventory", INVENTORY_PARTS, "inventory lines of the balance sheet", "Inventories",
                        fits=lambda k, total: k in totals and 0 <= total <= totals[k])
+
+
+LICENCES = "IndefiniteLivedLicenseAgreements"
+
+
+def with_licence_intangibles(df: pd.DataFrame) -> pd.DataFrame:
+    """Intangible assets (goodwill excluded) where a balance sheet shows them as indefinite-lived licences beside its
+    other (finite-lived) intangibles and tags no intangibles line: their sum, with a note. Verizon's sheets show "Wireless
+    licenses" (IndefiniteLivedLicenseAgreements, 72,067 M at 2009-12-31) and "Other intangible assets, net"
+    (FiniteLivedIntangibleAssetsNet, 6,764 M): intangible assets 78,831 M, which tangible assets and tangible book value
+    take out (they were refused: gap audit, helper). The finite-lived line keeps its own concept; where the filing
+    tags an intangibles line the licence rows are dropped (a breakdown)."""
+    rows = df["concept"] == "intangible_assets"
+    tags = _bare_tags(df, rows)
+    licences = df.loc[tags.index[tags == LICENCES]]
+    if licences.empty:
+        return df
+    whole_lines = set(_keys(df.loc[tags.index[tags != LICENCES]]))
+    finite = df[df["concept"] == "finite_lived_intangible_assets"].drop_duplicates(FILING_WINDOW)
+    finite_values = dict(zip(_keys(finite), finite["value"]))
+    out, drop = df.copy(), []
+    summed = licences["adjustment"].str.contains(f"intangible_assets = {LICENCES}", regex=False)  # selected before
+    for row_id, k, value, done in zip(licences.index, _keys(licences), licences["value"], summed):
+        if k in whole_lines:
+            drop.append(row_id)
+        elif k in finite_values and not done:
+            total = float(value + finite_values[k])
+            _write_sum(out, row_id, total, f"intangible_assets = {LICENCES} {value:,.0f} + FiniteLivedIntangibleAssetsNet "
+                       f"{finite_values[k]:,.0f} = {total:,.0f} (two balance lines of the filing)",
+                       "Intangible assets (licences and other intangible assets, net)")
+    return out.drop(index=drop)
 
 
 def _with_parts(df: pd.DataFrame, concept: str, parts: tuple[str, ...], what: str, label: str, *, fits=None) -> pd.DataFrame:

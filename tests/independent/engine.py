@@ -89,6 +89,8 @@ class Engine:
         if concept == "total_equity" and not any(t in self.c.facts for t in ("StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest", "ifrs:Equity")):
             parent = self._cell("equity_parent", None, d)
             return parent + (self._cell("minority_interest", None, d) if self.c.has("minority_interest") else 0.0)
+        if concept == "intangible_assets" and self.c.has("licences"):  # licences + the other intangibles line
+            return self._cell("licences", None, d) + (self._opt("intangible_assets", d) or 0.0)
         try:
             return self._cell(concept, None, d)
         except Missing:

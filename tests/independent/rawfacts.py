@@ -79,7 +79,11 @@ TAGS: dict[str, list[str]] = {
     "accounts_payable": ["AccountsPayableCurrent", "ifrs:TradeAndOtherCurrentPayablesToTradeSuppliers", "ifrs:TradeAndOtherCurrentPayables"],
     "ppe_net": ["PropertyPlantAndEquipmentNet", "ifrs:PropertyPlantAndEquipment"],
     "goodwill": ["Goodwill", "ifrs:Goodwill"],
-    "intangible_assets": ["IntangibleAssetsNetExcludingGoodwill", "FiniteLivedIntangibleAssetsNet", "ifrs:IntangibleAssetsOtherThanGoodwill"],
+    "intangible_assets": ["IntangibleAssetsNetExcludingGoodwill", "OtherIntangibleAssetsNet", "FiniteLivedIntangibleAssetsNet",
+                          "ifrs:IntangibleAssetsOtherThanGoodwill"],
+    # my reading: indefinite-lived licences are intangible assets too (ASC 350); Verizon shows "Wireless licenses" as its
+    # own balance-sheet line beside "Other intangible assets, net"
+    "licences": ["IndefiniteLivedLicenseAgreements"],
     "total_liabilities": ["Liabilities", "ifrs:Liabilities"],
     "current_liabilities": ["LiabilitiesCurrent", "ifrs:CurrentLiabilities"],
     "noncurrent_liabilities": ["LiabilitiesNoncurrent", "ifrs:NoncurrentLiabilities"],
@@ -116,7 +120,7 @@ OUTFLOWS = {"capex", "construction_in_process", "dividends_paid", "share_repurch
 KIND = {"eps_basic": "per_share", "eps_diluted": "per_share", "shares_basic": "shares", "shares_diluted": "shares",
         "shares_outstanding": "shares"}
 INSTANT = {"total_assets", "current_assets", "noncurrent_assets", "cash", "inventory", "accounts_receivable", "accounts_payable",
-           "ppe_net", "goodwill", "intangible_assets", "total_liabilities", "current_liabilities", "noncurrent_liabilities",
+           "ppe_net", "goodwill", "intangible_assets", "licences", "total_liabilities", "current_liabilities", "noncurrent_liabilities",
            "total_equity", "equity_parent", "minority_interest", "retained_earnings", "capital_reserve", "surplus_reserve", "liabilities_and_equity",
            "shares_outstanding", "debt_current_total", "short_term_borrowings", "commercial_paper", "ltd_current",
            "convertible_current", "notes_payable_current", "debt_total_only", "bonds_noncurrent", "ltd_noncurrent", "ltd_total", "convertible_noncurrent", "finance_lease_current",
