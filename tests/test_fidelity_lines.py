@@ -302,7 +302,13 @@ def test_balance_lines_the_gap_audit_found_missing():
     vz = s.value("VZ", "intangible_assets", "FY2009")
     assert vz.value == 78_831_000_000 and vz.inputs[0].tag == "us-gaap:IndefiniteLivedLicenseAgreements"
     assert s.value("VZ", "intangible_assets", "FY2009H1").value == 71_708_000_000 + 7_232_000_000
-    assert s.value("VZ", "finite_lived_intangible_assets", "FY2009").value == 6_764_000_000  # keeps its own concept
+    assert s.value("VZ", "finite_lived_intangible_assets", "FY2009").value == 6_764_000_000  # keeps its own concept ...
+    sheet = {i["concept"]: i["value"] for i in s.report_statement("VZ", "FY2009", "balance")["items"]}
+    assert sheet["intangible_assets"] == 78_831_000_000 and "finite_lived_intangible_assets" not in sheet  # ... not shown twice
+    nvda = {i["concept"] for i in s.report_statement("NVDA", "FY2024", "balance")["items"]}
+    assert "intangible_assets" in nvda and "finite_lived_intangible_assets" not in nvda  # a note's breakdown of the line
+    googl = {i["concept"] for i in s.report_statement("GOOGL", "FY2015Q3YTD", "balance")["items"]}
+    assert "finite_lived_intangible_assets" in googl and "intangible_assets" not in googl  # the only intangibles line: shown
     # the summing steps are idempotent: selecting already selected facts again adds nothing twice
     again = select_latest(load_facts())
     row = again[(again["company"] == "VZ") & (again["concept"] == "intangible_assets") & (again["end"] == "2009-12-31")]

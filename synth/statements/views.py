@@ -150,9 +150,17 @@ def _check_statement(statement: str) -> None:
         raise InputError(f"unknown statement {statement!r} (income | balance | cashflow | equity)", field="statement")
 
 
+# a note's breakdown line -> the balance line it is part of: shown only where that line is not (a sheet whose lines
+# add up): NVIDIA's, Alphabet's, Snowflake's and Apple's finite-lived intangibles (their intangible-assets note) sat
+# below "Intangible assets, net" as if a line of its own, and Verizon's 6,764 M below its 78,831 M (licences included)
+NOTE_BREAKDOWN_OF = {"finite_lived_intangible_assets": "intangible_assets"}
+
+
 def _statement_dict(company: str, p, statement: str, scope: str, items: list[dict], units: Counter, window=None) -> dict:
     """The statement result shared by `statement` and `report_statement` (NotDerivable when no line is there); with
     the period's `window` (first, last day) a balance sheet gets its date (`end`), other statements `start` and `end`."""
+    shown = {item["concept"] for item in items}
+    items = [item for item in items if NOTE_BREAKDOWN_OF.get(item["concept"]) not in shown]
     if not items:
         raise NotDerivable(
             f"{company}: no {scope} {statement} statement can be derived for {p.label}",
