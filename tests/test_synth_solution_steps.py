@@ -18,7 +18,7 @@ from ledgerlm.synth.finindices.config import SynthConfig
 from ledgerlm.synth.finindices.pipeline import Stats
 
 SHOWN = re.compile(r"^- (?P<label>.+) \((?P<concept>[\w]+)\): (?P<shown>[\d,]+) (?P<word>thousand|million|billion) = (?P<base>[\d,]+)$")
-QUOTIENT = re.compile(r": (?P<raw>-?[\d,]+(?:\.\d+)?) / (?P<div>[\d,]+) = (?P<exact>-?[\d,]+(?:\.\d+)?) -> (?P<unit>\w+), (?P<dec>\d) decimals = (?P<text>-?[\d.]+)$")
+QUOTIENT = re.compile(r": (?P<raw>-?[\d,]+(?:\.\d+)?) / (?P<div>[\d,]+) = (?P<exact>-?[\d,]+(?:\.\d+)?) -> (?P<unit>\w+), (?P<dec>\d) decimals? = (?P<text>-?[\d.]+)$")
 WORDS = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 UNITS = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
 

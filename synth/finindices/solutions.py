@@ -32,8 +32,9 @@ PHRASES = {
         "cell": "{index}, {period}:",
         "index_formula": "{index} = {formula}",
         "no_periods": "Every value is read directly from a report (no de-cumulation needed).",
-        "scaled": "{raw} -> {unit}, {decimals} decimals = {text}",
-        "divided": "{raw} / {divisor} = {exact} -> {unit}, {decimals} decimals = {text}",
+        "scaled": "{raw} -> {unit}, {decimals} {places} = {text}",
+        "divided": "{raw} / {divisor} = {exact} -> {unit}, {decimals} {places} = {text}",
+        "places": {1: "decimal"}, "places_other": "decimals",
         "shown_as": "{shown} {scale_word} = {value}",
         "scale_words": {1_000: "thousand", 10_000: "ten-thousand", 1_000_000: "million", 1_000_000_000: "billion"},
         "final": "Final answer:",
@@ -58,6 +59,7 @@ PHRASES = {
         "no_periods": "所有数值均可直接从报告读取，无需拆分累计数。",
         "scaled": "{raw} -> {unit}，保留{decimals}位小数 = {text}",
         "divided": "{raw} / {divisor} = {exact} -> {unit}，保留{decimals}位小数 = {text}",
+        "places": {}, "places_other": "",
         "shown_as": "{shown}{scale_word} = {value}",
         "scale_words": {1_000: "千", 10_000: "万", 1_000_000: "百万", 1_000_000_000: "十亿"},
         "final": "最终答案：",
@@ -402,6 +404,7 @@ def _conversions(item, t: dict, choice, names: list[str] | None = None) -> list[
     """One line per answer cell: the value in base units, the exact quotient in the asked unit, the rounded text.
     `names`: the cells are named by these (the Chinese names), not by the index ids."""
     lines = []
+    places = t["places"].get(choice.decimals, t["places_other"])  # "1 decimal", "2 decimals"
     for n, (ix, row) in enumerate(zip(item.indices, item.values)):
         for period, v in zip(item.periods, row):
             unit = answer_unit(v.result, choice.currency_unit)
@@ -415,9 +418,9 @@ def _conversions(item, t: dict, choice, names: list[str] | None = None) -> list[
                 raw = Decimal(repr(float(v.value)))
                 step = t["divided"].format(raw=num(v.value) if float(v.value).is_integer() else _exact(raw),
                                            divisor=f"{divisor:,}", exact=_exact(raw / divisor),
-                                           unit=label, decimals=choice.decimals, text=text)
+                                           unit=label, decimals=choice.decimals, places=places, text=text)
             else:
-                step = t["scaled"].format(raw=num(v.value), unit=label, decimals=choice.decimals, text=text)
+                step = t["scaled"].format(raw=num(v.value), unit=label, decimals=choice.decimals, places=places, text=text)
             lines.append(f"{ix.id} {period}: " + step if names is None else f"{names[n]} {period}：" + step)
     return lines
 
