@@ -114,11 +114,31 @@ def test_a_total_below_a_line_it_contains_is_not_that_total():
     s = store()
     with pytest.raises(NotDerivable):
         s.value("GE", "total_costs_and_expenses", "FY2009")
-    assert s.value("GE", "cost_of_revenue", "FY2009").value == 50_580_000_000
+    with pytest.raises(NotDerivable):  # its cost of goods sold (50,580 M) covers part of revenue: see the next test
+        s.value("GE", "cost_of_revenue", "FY2009")
     # a filer whose total contains the line keeps it
     facts = load_facts()
     kept = facts[(facts["concept"] == "total_costs_and_expenses")]
     assert len(kept) > 100 and "GE" not in set(kept["company"])
+
+
+def test_a_cost_line_that_covers_part_of_revenue_is_no_cost_of_revenue():
+    """IS/CF gap audit (helper, figures off the FSDS face lines): where total revenue holds a finance or insurance
+    business's revenue, the filed cost line covers only the rest, so gross margin is refused, not answered."""
+    from ledgerlm.synth.finindices.storecache import company_stores
+    from ledgerlm.synth.indices.compute import compute
+
+    s = store()
+    # UnitedHealth FY2009: revenue 87,138 M with premiums 79,315 M; "Cost of products sold" 1,765 M (gross margin 97.97 %)
+    assert s.value("UNH", "revenue", "FY2009").value == 87_138_000_000
+    assert s.value("UNH", "financial_services_revenue", "FY2009").value == 79_315_000_000
+    for company, period in (("UNH", "FY2009"), ("GE", "FY2009"), ("F", "FY2009"), ("F", "FY2009H1"), ("GE", "FY2010Q1")):
+        with pytest.raises(NotDerivable):
+            s.value(company, "cost_of_revenue", period)
+        with pytest.raises(NotDerivable):
+            compute(company_stores(None)[company], company, "gross_margin", period)
+    # Honeywell's product and service sales are all of its revenue: its cost of goods and services sold stays
+    assert s.value("HON", "cost_of_revenue", "FY2009").inputs[0].tag == "us-gaap:CostOfGoodsAndServicesSold"
 
 
 def test_share_counts_that_are_not_shares_outstanding_are_not_used():

@@ -117,7 +117,6 @@ MIXED_PAIRS = [
     ("AAPL", "payables_days", "FY2017"),  # FY2017 accounts payable 49,049 -> 44,242 M in the FY2018 10-K, FY2016 never
     ("NVDA", "payables_turnover", "FY2021"),  # FY2021 accounts payable 1,201 -> 1,149 M in the FY2022 10-K
     ("VZ", "working_capital_turnover", "FY2009"),  # FY2009 current assets re-presented by a 2010 10-Q, FY2008 from the 10-K
-    ("F", "inventory_turnover_annualized", "FY2009H1"),  # FY2008 inventory recast by the May-2010 8-K, H1 2009 10-Q
     ("AAPL", "free_cash_flow_yoy", "FY2016"),  # FY2016 OCF restated in FY2018 filings, FY2015 never
 ]
 

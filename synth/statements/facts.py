@@ -117,8 +117,9 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    for step in (positive_payments, with_construction_capex, with_vie_receivables, with_investment_parts, with_inventory_parts,
-                 with_licence_intangibles, with_current_equity_securities, with_consolidated_net_income, keep_precise):
+    for step in (positive_payments, without_partial_cost_of_revenue, with_construction_capex, with_vie_receivables,
+                 with_investment_parts, with_inventory_parts, with_licence_intangibles, with_current_equity_securities,
+                 with_consolidated_net_income, keep_precise):
         mapped = step(mapped)
     mapped, _ = normalize(mapped)
     mapped = keep_same_line(mapped)
@@ -444,6 +445,22 @@ def _with_recast_zero_share(out: pd.DataFrame, equal_totals: pd.DataFrame, nci: 
     return pd.concat([out, rows])
 
 
+def without_partial_cost_of_revenue(df: pd.DataFrame) -> pd.DataFrame:
+    """No cost of revenue for a window where the company reports revenue of a finance or insurance business inside its
+    total revenue (financial_services_revenue, any filing): the cost line it files covers only the rest, and gross
+    margin, cost-of-revenue ratio and the like divide it by all revenue. UnitedHealth's "Cost of products sold" (1,765 M
+    of 87,138 M revenue, premiums 79,315 M beside medical costs 65,289 M) read as a 97.97 % gross margin for FY2009;
+    GE's cost of goods sold against revenue with services and GECS 67.74 %; Ford's automotive cost of sales against
+    revenue with Financial Services 14.98 % (IS/CF gap audit, helper). They have no gross margin: refused."""
+    mixed = df[(df["concept"] == "financial_services_revenue") & (df["value"].astype(float) != 0)]
+    if mixed.empty:
+        return df
+    windows = set(zip(mixed["company"], mixed["scope"], mixed["start"], mixed["end"]))
+    cost = df[df["concept"] == "cost_of_revenue"]
+    partial = [i for i, k in zip(cost.index, zip(cost["company"], cost["scope"], cost["start"], cost["end"])) if k in windows]
+    return df.drop(index=partial)
+
+
 def with_construction_capex(df: pd.DataFrame) -> pd.DataFrame:
     """Capex where a filing presents it as two cash-flow lines: purchases of PP&E plus construction expenditures
     (`PaymentsForConstructionInProcess`, utilities). Con Edison's 2009 10-K reports non-utility construction of 9 M as
@@ -538,6 +555,7 @@ def with_inventory_parts(df: pd.DataFrame) -> pd.DataFrame:
 
 
 LICENCES = "IndefiniteLivedLicenseAgreements"
+LICENCE_LABEL = "Intangible assets (licences and other intangible assets, net)"
 
 
 def with_licence_intangibles(df: pd.DataFrame) -> pd.DataFrame:
@@ -556,7 +574,10 @@ def with_licence_intangibles(df: pd.DataFrame) -> pd.DataFrame:
     finite = df[df["concept"] == "finite_lived_intangible_assets"].drop_duplicates(FILING_WINDOW)
     finite_values = dict(zip(_keys(finite), finite["value"]))
     out, drop = df.copy(), []
-    summed = licences["adjustment"].str.contains(f"intangible_assets = {LICENCES}", regex=False)  # selected before
+    # summed by an earlier selection (its note, or its label where the note is gone: canonical CSV / Parquet round trip)
+    summed = licences["adjustment"].str.contains(f"intangible_assets = {LICENCES}", regex=False)
+    if "label" in licences.columns:
+        summed |= licences["label"] == LICENCE_LABEL
     for row_id, k, value, done in zip(licences.index, _keys(licences), licences["value"], summed):
         if k in whole_lines:
             drop.append(row_id)
@@ -564,7 +585,7 @@ def with_licence_intangibles(df: pd.DataFrame) -> pd.DataFrame:
             total = float(value + finite_values[k])
             _write_sum(out, row_id, total, f"intangible_assets = {LICENCES} {value:,.0f} + FiniteLivedIntangibleAssetsNet "
                        f"{finite_values[k]:,.0f} = {total:,.0f} (two balance lines of the filing)",
-                       "Intangible assets (licences and other intangible assets, net)")
+                       LICENCE_LABEL)
     return out.drop(index=drop)
 
 
