@@ -283,3 +283,36 @@ def test_a_ttm_or_quarter_target_states_how_it_is_formed(built):
     other = next(ix for ix in registry.values() if ix.reads_flows and "ttm" not in ix.conventions)
     assert period_notes([ttm_own, other], ["FY2020Q2TTM"], "en", shared=True) and \
         not period_notes([ttm_own, other], ["FY2020Q2TTM"], "en")
+
+
+def test_a_line_no_block_shows_is_never_answered():
+    """Worked-solution audit (helper): the lookup slice drew `shares_issued` (an equity-statement line; prompts show balance
+    sheets, income and cash-flow statements) for slot 163 of seed 6262 and wrote a prompt with no documents beside a
+    numeric answer. Now dropped with a named reason, and every kept row shows documents."""
+    from ledgerlm.synth.finindices.config import load_config
+    from ledgerlm.synth.finindices.contexts import Builder
+
+    builder = Builder.from_config(load_config("configs/synth/lookup.yaml", seed=6262))
+    stats = Stats()
+    assert builder.slot(163, stats) == [] and stats.drops["needs_unshown_statement"] == 2
+    rows = [r for slot in range(150, 175) for r in builder.slot(slot, stats)]
+    assert rows and all("===" in _user(r) for r in rows)
+
+
+def test_solution_lines_a_reader_can_follow(built):
+    """Worked-solution audit (helper, 3,183 rows): a deficiency solution carried the store's log message ("index
+    'interest_bearing_debt_ratio', company F, ...") and Chinese lists joined with ", "; a rounding line showed the value
+    to 2 places and rounded it to 3 from places it did not show."""
+    _, rows, _ = built
+    deficient = [r for r in rows if r["answer"] == "Insufficient information"]
+    assert deficient
+    for r in deficient:
+        assert "index '" not in r["solution"] and "company " not in r["solution"]
+        if r["language"] == "zh":
+            assert ", " not in r["solution"].split("最终答案")[0]
+    rounding = re.compile(r": (-?[\d,]+(?:\.(\d+))?) -> .*?(\d) decimals? = ")
+    for r in rows:
+        for line in r["solution"].splitlines():
+            m = rounding.search(line)
+            if m and m.group(2) is not None and "percent" not in line:
+                assert len(m.group(2)) > int(m.group(3)), line

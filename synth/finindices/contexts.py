@@ -628,6 +628,10 @@ class Builder:
         if item.missing is None:  # issue 11: never an answer that rounds to 0 at the asked unit / decimals
             choice = instructions.showing(choice, [v for row in item.values for v in row], cfg.units)
         needed_statements = {st for row in item.values for v in row for st in consulted(v)[1]}
+        if item.missing is None and not needed_statements <= set(STATEMENTS):  # an equity-statement line (shares issued):
+            # no block shows it, so the prompt could not hold the figure (worked-solution audit: a lookup prompt with no
+            # documents answered 13,898,900,000 shares issued)
+            raise Drop("needs_unshown_statement", f"{sorted(needed_statements - set(STATEMENTS))}")
         # a tuple: the memo keys of the per-block calls below take tuple(statements), the same object for a tuple
         statements = tuple(STATEMENTS) if rng.random() < cfg.p_full_report else tuple(s for s in STATEMENTS if s in needed_statements)
         shown_blocks, texts, counted, formats, scales = [], [], [], [], {}

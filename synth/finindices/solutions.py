@@ -41,7 +41,7 @@ PHRASES = {
         "conventions": "Conventions: {text}",
         "need": "Step 1 - Reports the computation needs: {reports}.",
         "shown": "Step 2 - Reports provided: {reports}.",
-        "missing": "Step 3 - The {report} report is missing. The computation needs from it: {facts}. {why}",
+        "missing": "Step 3 - The {report} report is missing. The computation needs from it: {facts}.",
         "stop": "Step 4 - Without it the value cannot be derived, so I do not substitute another period's figures.",
         "consolidated": "consolidated", "parent": "parent-company",
         "units": {"units": "units", "thousands": "thousands", "ten_thousands": "ten-thousands", "millions": "millions",
@@ -66,7 +66,7 @@ PHRASES = {
         "conventions": "口径：{text}",
         "need": "第1步 - 计算所需的报告：{reports}。",
         "shown": "第2步 - 已提供的报告：{reports}。",
-        "missing": "第3步 - 缺少{report}报告。计算需要其中的：{facts}。{why}",
+        "missing": "第3步 - 缺少{report}报告。计算需要其中的：{facts}。",
         "stop": "第4步 - 缺少该报告无法推导该数值，因此不能用其他期间的数据替代。",
         "consolidated": "合并", "parent": "母公司",
         "units": {"units": "原币单位", "thousands": "千", "ten_thousands": "万", "millions": "百万",
@@ -419,8 +419,13 @@ def _conversions(item, t: dict, choice, names: list[str] | None = None) -> list[
                 step = t["divided"].format(raw=num(v.value) if float(v.value).is_integer() else _exact(raw),
                                            divisor=f"{divisor:,}", exact=_exact(raw / divisor),
                                            unit=label, decimals=choice.decimals, places=places, text=text)
-            else:
-                step = t["scaled"].format(raw=num(v.value), unit=label, decimals=choice.decimals, places=places, text=text)
+            else:  # in full where the trace's figure has fewer places than the rounding reads (3,766,913,871.39 shown,
+                # 3 decimals = ...871.392 read off 3,766,913,871.3916: worked-solution audit)
+                shown = num(v.value)
+                places_read = choice.decimals + (2 if v.result == "percent" else 0) + 1
+                if not float(v.value).is_integer() and len(shown.partition(".")[2]) < places_read:
+                    shown = _exact(Decimal(repr(float(v.value))))
+                step = t["scaled"].format(raw=shown, unit=label, decimals=choice.decimals, places=places, text=text)
             lines.append(f"{ix.id} {period}: " + step if names is None else f"{names[n]} {period}：" + step)
     return lines
 
@@ -468,10 +473,9 @@ def _deficiency(item, t: dict, language: str, final: str, shown: list, split_tex
     missing = item.missing.label
     facts = sorted({_label(f.concept, language) if language == "zh" else f"{_label(f.concept, language)} ({f.concept})"
                     for f in v.facts if f.report == missing})
-    lines = [t["need"].format(reports=", ".join(needed)), t["shown"].format(reports=", ".join(shown_labels) or "-"),
+    sep = ", " if language == "en" else "、"  # the store's own message (index ids, tickers) stays in the trap's detail
+    lines = [t["need"].format(reports=sep.join(needed)), t["shown"].format(reports=sep.join(shown_labels) or "-"),
              *([split_text] if split_text else []),
-             # the store's reason is English text; the Chinese sentence already names the report and its lines
-             t["missing"].format(report=missing, facts=(", " if language == "en" else "、").join(facts),
-                                 why=item.deficiency_error if language == "en" else ""), t["stop"],
+             t["missing"].format(report=missing, facts=sep.join(facts)), t["stop"],
              "", t["final"], final]
     return "\n".join(lines)
