@@ -338,5 +338,6 @@ def test_balance_lines_the_gap_audit_found_missing():
     assert s.value("HON", "intangible_assets", "FY2009").value == 2_174_000_000  # OtherIntangibleAssetsNet
     assert s.value("GOOG", "payroll_payable", "FY2009H1").value == 589_862_000  # EmployeeRelatedLiabilities
     assert s.value("DUK", "taxes_payable", "FY2009H1").value == 360_000_000  # AccruedIncomeTaxesPayable
+    assert s.value("EBAY", "revenue", "FY2009").value == 8_727_362_000  # "Net revenues", SalesRevenueServicesNet
     # GE files PremiumsAndOtherReceivablesNet for its financial-services receivables beside its own line: never its AR
     assert s.value("GE", "accounts_receivable", "FY2009").inputs[0].tag != "us-gaap:PremiumsAndOtherReceivablesNet"

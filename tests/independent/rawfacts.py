@@ -30,6 +30,7 @@ ANNUAL_FORMS = ("10-K", "10-K/A", "20-F", "20-F/A", "40-F", "10-KT")
 TAGS: dict[str, list[str]] = {
     "revenue": ["Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax", "SalesRevenueNet",
                 "RevenueFromContractWithCustomerIncludingAssessedTax", "SalesRevenueGoodsNet", "RegulatedAndUnregulatedOperatingRevenue",
+                "SalesRevenueServicesNet",  # eBay's "Net revenues" (a services-only filer; others file Revenues beside it)
                 "ifrs:Revenue"],
     "cost_of_revenue": ["CostOfRevenue", "CostOfGoodsAndServicesSold", "CostOfGoodsSold", "ifrs:CostOfSales"],
     "operating_income": ["OperatingIncomeLoss", "ifrs:ProfitLossFromOperatingActivities"],
@@ -97,7 +98,9 @@ TAGS: dict[str, list[str]] = {
     "liabilities_and_equity": ["LiabilitiesAndStockholdersEquity", "ifrs:EquityAndLiabilities"],
     # balance-sheet borrowings (my reading: what a balance sheet presents as debt)
     "debt_current_total": ["DebtCurrent"],
-    "short_term_borrowings": ["ShortTermBorrowings", "ShortTermBankLoansAndNotesPayable", "OtherShortTermBorrowings", "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
+    # eBay's "Borrowings from credit agreement" (LinesOfCreditCurrent, 1,000 M at 2008-12-31 on its balance sheet)
+    "short_term_borrowings": ["ShortTermBorrowings", "ShortTermBankLoansAndNotesPayable", "OtherShortTermBorrowings", "LinesOfCreditCurrent",
+                              "ifrs:ShorttermBorrowings", "ifrs:CurrentBorrowings"],
     "notes_payable_current": ["NotesPayableCurrent"],
     "commercial_paper": ["CommercialPaper"],
     "ltd_current": ["LongTermDebtCurrent", "LongTermDebtAndCapitalLeaseObligationsCurrent", "ifrs:CurrentPortionOfLongtermBorrowings"],
