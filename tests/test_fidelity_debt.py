@@ -147,7 +147,9 @@ FSDS_CURRENT = ["ShortTermBorrowings", "CommercialPaper", "NotesPayableCurrent",
                 "ShortTermBankLoansAndNotesPayable", "LongTermDebtCurrent", "LongTermDebtAndCapitalLeaseObligationsCurrent",
                 "ConvertibleDebtCurrent", "NonrecourseNotesPayableOfVariableInterestEntitiesCurrent"]
 FSDS_NONCURRENT = [["LongTermDebtNoncurrent", "LongTermDebtAndCapitalLeaseObligations", "LongTermDebt", "ConvertibleDebtNoncurrent"],
-                   ["NonrecourseLongTermDebtOfVariableInterestEntitiesNoncurrent"]]
+                   ["NonrecourseLongTermDebtOfVariableInterestEntitiesNoncurrent"],
+                   # GE's own element for its securitization entities' borrowings (a face line from 2010: 36,780 M)
+                   ["Non-recourseBorrowingsOfConsolidatedSecuritizationEntities"]]
 FSDS_EXCEPTIONS = {
     ("DUK", "FY2009"): "Duke's Q1 2010 10-Q (0001193125-10-112744) re-presents 2009-12-31 long-term debt as 15,732 M (the "
                        "FY2009 10-K: 16,113 M); the store keeps the latest filing of a date (store selection rule, part A)",

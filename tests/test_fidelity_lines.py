@@ -341,3 +341,25 @@ def test_balance_lines_the_gap_audit_found_missing():
     assert s.value("EBAY", "revenue", "FY2009").value == 8_727_362_000  # "Net revenues", SalesRevenueServicesNet
     # GE files PremiumsAndOtherReceivablesNet for its financial-services receivables beside its own line: never its AR
     assert s.value("GE", "accounts_receivable", "FY2009").inputs[0].tag != "us-gaap:PremiumsAndOtherReceivablesNet"
+
+
+def test_filer_extension_elements_of_face_lines_are_read_for_their_filer_only():
+    """Seed-5151 answer audit (helper, own parser over the FSDS files): GE's 2010Q1 balance sheet shows "Non-recourse
+    borrowings of consolidated securitization entities" (its own element, 36,780 M at 2010-03-31): its financial debt was
+    441,537 M, not 478,317 M; Duke, eBay, Verizon, Ford and Honeywell tag "Income before income taxes" with their own
+    elements, so every pre-tax index of theirs was refused. Figures as the filings show them."""
+    from ledgerlm.synth.indices.compute import compute
+    from ledgerlm.synth.statements.taxonomy import EXTENSION_PRECEDENCE, extension_tag, tag_precedence
+
+    s = store()
+    assert compute(s, "GE", "financial_debt", "FY2010Q1").value == 478_317_000_000
+    # the 10-Q splits 3,883 M out of its 2009-12-31 short-term borrowings; the later 8-K (the 2009 10-K recast) shows
+    # them inside 133,054 M and no such line: the year-end sheet is the 8-K's, the line not added twice
+    assert compute(s, "GE", "financial_debt", "FY2009").value == 133_054_000_000 + 338_215_000_000
+    for company, period, value in (("HON", "FY2009", 2_978_000_000), ("VZ", "FY2009", 11_568_000_000),
+                                   ("DUK", "FY2009", 1_831_000_000), ("EBAY", "FY2009", 2_879_151_000),
+                                   ("F", "FY2009", 2_599_000_000),  # the 8-K of 2010-05 recasting the 10-K's 3,026 M
+                                   ("VZ", "FY2009H1", 7_720_000_000), ("F", "FY2009H1", 751_000_000)):
+        assert s.value(company, "pretax_income", period).value == value, (company, period)
+    assert extension_tag("HON", "IncomeBeforeTaxes") and extension_tag("K", "IncomeBeforeTaxes") is None
+    assert tag_precedence("ext:VZ:IncomeLossFromContinuingOperationsBeforeIncomeTaxes", "pretax_income") >= EXTENSION_PRECEDENCE

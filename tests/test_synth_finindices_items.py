@@ -293,9 +293,12 @@ def test_a_line_no_block_shows_is_never_answered():
     from ledgerlm.synth.finindices.contexts import Builder
 
     builder = Builder.from_config(load_config("configs/synth/lookup.yaml", seed=6262))
-    stats = Stats()
-    assert builder.slot(163, stats) == [] and stats.drops["needs_unshown_statement"] == 2
-    rows = [r for slot in range(150, 175) for r in builder.slot(slot, stats)]
+    stats, rows = Stats(), []
+    for slot in range(400):  # (slot 163 drew it until the store's lines changed; any draw of such a line is dropped)
+        rows += builder.slot(slot, stats)
+        if stats.drops["needs_unshown_statement"] and slot >= 50:
+            break
+    assert stats.drops["needs_unshown_statement"] > 0
     assert rows and all("===" in _user(r) for r in rows)
 
 

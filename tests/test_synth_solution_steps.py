@@ -8,6 +8,7 @@ plain `Decimal` arithmetic, not with the code that wrote the solution.
 """
 from __future__ import annotations
 
+import html
 import re
 from decimal import Decimal
 
@@ -61,6 +62,9 @@ def test_shown_figures_are_on_the_prompts_rows_and_scale_exactly(rows):
         assert (re.search(rf"(?<![\d,.]){re.escape(m['shown'])}(?![\d,])", user)
                 or re.search(rf"(?<![\d.]){plain}\.0\)", user)), (row["id"], line)
         assert f"(in {m['word']}s of" in user, (row["id"], line)
+        # ... under the label the prompt shows (seed-6262 prompt audit: "Total assets" for the prompt's "Assets")
+        label = m["label"]
+        assert any(form in user for form in (label, html.escape(label, quote=False), label.replace("&", r"\&"))), (row["id"], line)
     assert seen >= 20, f"only {seen} scaled figures in {len(rows)} rows"
 
 

@@ -571,6 +571,23 @@ class Builder:
                 figures = self._column(company, report, name, scope, scale, statement_figures, stmt)
         return render_statement(stmt, fmt, scale=scale, language=language, labels=labels, figures=figures)
 
+    def line_labels(self, company: str, report: ReportKey, language: str) -> dict[str, str]:
+        """concept -> the label the report's consolidated statements show it under in `language` (the worked solution
+        quotes a line as the prompt names it: seed-6262 prompt audit, 4,134 solution lines named "Total assets" where
+        the prompt said "Assets"), memoised per report."""
+        key = (company, report, "line_labels", language)
+        hit = self._rendered.get(key)
+        if hit is None:
+            hit = {}
+            for name in STATEMENTS:
+                stmt = self.statement(company, report, name, "consolidated")
+                if stmt is not None:
+                    labels = self._column(company, report, name, "consolidated", language, statement_labels, stmt)
+                    for line, label in zip(stmt["items"], labels):
+                        hit.setdefault(line.get("concept", ""), label)
+            self._rendered[key] = hit
+        return hit
+
     def _column(self, company: str, report: ReportKey, name: str, scope: str, arg, column, stmt: dict) -> list[str]:
         """`column(stmt, arg)` (the labels of a language or the figures of a scale), memoised per statement."""
         key = (company, report, name, scope, column, arg)
@@ -674,8 +691,10 @@ class Builder:
                     if share_based else set())
         splits = self.company_splits(company) if restated else []
         split_text = instructions.split_note(language, ([k for k, _ in splits if k in restated], splits[-1][1]) if restated else None)
+        labels = ({r.label: self.line_labels(company, r, language) for r, scope in shown_blocks if scope == "consolidated"}
+                  if language == "en" else None)  # Chinese prompts name every line by its Chinese concept name
         solution = solution_text(item, language=language, choice=choice, names=names, final=final, shown=shown_blocks,
-                                 split_text=split_text, scales=scales, style=cfg.solution_style)
+                                 split_text=split_text, scales=scales, style=cfg.solution_style, labels=labels)
         base = {
             "split": row_split(self.split_rule, company, [*item.periods, *(r.label for r, _ in item.blocks)]), "paradigm": item.paradigm, "axis": item.axis, "company": company,
             "target_periods": item.periods, "indices": [ix.id for ix in item.indices],

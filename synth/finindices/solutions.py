@@ -153,19 +153,20 @@ def _shown(concept: str, value: float, scale: int, language: str) -> str:
     return _shown_memo(concept, value, scale, language) if value else _as_shown(concept, value, scale, PHRASES[language])
 
 
-def _fact_text(concept: str, value: float, scale: int, language: str) -> str:
+def _fact_text(concept: str, value: float, scale: int, language: str, label: str = "") -> str:
     if language == "zh":  # the line as the statement names it, no English key (Chinese analyst audit)
-        return f"- {_label(concept, language)}：{_shown(concept, value, scale, language)}"
-    return f"- {_label(concept, language)} ({concept}): {_shown(concept, value, scale, language)}"
+        return f"- {label or _label(concept, language)}：{_shown(concept, value, scale, language)}"
+    return f"- {label or _label(concept, language)} ({concept}): {_shown(concept, value, scale, language)}"
 
 
 _fact_memo = functools.lru_cache(maxsize=1 << 16, typed=True)(_fact_text)
 
 
-def _fact_line(concept: str, value: float, scale: int, language: str) -> str:
-    """A fact's line under its report, `- Revenue (revenue): 2,263,891,300 thousand = 2,263,891,300,000`, memoised
-    whole (a company's facts recur in many solutions; 0.0 and -0.0 are equal keys but print differently: not memoised)."""
-    return _fact_memo(concept, value, scale, language) if value else _fact_text(concept, value, scale, language)
+def _fact_line(concept: str, value: float, scale: int, language: str, label: str = "") -> str:
+    """A fact's line under its report, `- Revenue (revenue): 2,263,891,300 thousand = 2,263,891,300,000` (`label`: the
+    line's label in the prompt, else the concept's own), memoised whole (a company's facts recur in many solutions; 0.0
+    and -0.0 are equal keys but print differently: not memoised)."""
+    return _fact_memo(concept, value, scale, language, label) if value else _fact_text(concept, value, scale, language, label)
 
 
 def _facts_grouped(values, only: set[str] | None = None) -> dict[str, dict[str, float]]:
@@ -179,14 +180,15 @@ def _facts_grouped(values, only: set[str] | None = None) -> dict[str, dict[str, 
     return by_report
 
 
-def _facts_by_report(values, language: str, only: set[str] | None = None, scales: dict[str, int] | None = None) -> list[str]:
-    t, scales = PHRASES[language], scales or {}
+def _facts_by_report(values, language: str, only: set[str] | None = None, scales: dict[str, int] | None = None,
+                     labels: dict[str, dict[str, str]] | None = None) -> list[str]:
+    t, scales, labels = PHRASES[language], scales or {}, labels or {}
     by_report = _facts_grouped(values, only)
     lines = []
     for report in sorted(by_report):
         lines.append(t["from"].format(report=report, scope=t["consolidated"]))
-        scale = scales.get(report, 1)
-        lines += [_fact_line(c, val, scale, language) for c, val in by_report[report].items()]
+        scale, shown = scales.get(report, 1), labels.get(report, {})
+        lines += [_fact_line(c, val, scale, language, shown.get(c, "")) for c, val in by_report[report].items()]
     return lines
 
 
@@ -271,7 +273,7 @@ _ZH_PHRASES = [
     (re.compile(r"\babs\((-?[\d,.]+)\)"), r"|\1|"),
 ]
 _ZH_NOT_SHOWN = re.compile(r" \(([^()]*(?:\([^()]*\)[^()]*)*) not shown\)$")
-_ZH_AT = re.compile(r" at (FY\w+)$")
+_ZH_AT = re.compile(r" at (the beginning of )?(FY\w+)$")
 _IDENT = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9_]*(?![A-Za-z0-9_])")  # ASCII bounds: a key may touch Chinese text
 
 
@@ -335,7 +337,7 @@ def zh_line(line: str) -> str:
             tail, part = f"（{'、'.join(_zh_expr(a) for a in _split_args(m.group(1)))} 未列示）", part[:m.start()]
         m = _ZH_AT.search(part)
         if m:
-            tail, part = f"（{m.group(1)}）" + tail, part[:m.start()]
+            tail, part = f"（{m.group(2)}{'期初' if m.group(1) else ''}）" + tail, part[:m.start()]
         out.append(_zh_expr(part) + tail)
     return " = ".join(out)
 
@@ -358,17 +360,20 @@ def _lines_in(language: str, lines: list[str]) -> list[str]:
 
 
 def solution_text(item, *, language: str, choice, names: list[str], final: str, shown: list, split_text: str = "",
-                  scales: dict[str, int] | None = None, style: str = "full") -> str:
+                  scales: dict[str, int] | None = None, style: str = "full",
+                  labels: dict[str, dict[str, str]] | None = None) -> str:
     """The worked solution; its last line is `final`, the answer in the requested format. `split_text`: the prompt's
     sentence on stock-split restatement (issue 11), repeated under the reports used. `scales`: the unit each consolidated
     report is shown in (1 = units, 1000 = thousands, …): a fact is quoted as shown, then in base units (issue 15).
-    `style="compact"`: the same figures, arithmetic and conversion without step headings, boilerplate or restated formulas."""
+    `style="compact"`: the same figures, arithmetic and conversion without step headings, boilerplate or restated formulas.
+    `labels`: report -> concept -> the label the prompt shows the line under (the concept's own label elsewhere)."""
     t = PHRASES[language]
     if item.missing is not None:
         return _deficiency(item, t, language, final, shown, split_text)
     if style == "compact":
-        return _compact(item, t, language, choice, final, split_text, scales)
-    lines = [t["reports"], *_facts_by_report(item.values, language, scales=scales), *([split_text] if split_text else [])]
+        return _compact(item, t, language, choice, final, split_text, scales, labels)
+    lines = [t["reports"], *_facts_by_report(item.values, language, scales=scales, labels=labels),
+             *([split_text] if split_text else [])]
     period_lines = [s for row in item.values for v in row for s in _period_steps(v)]
     lines += ["", t["periods"], *(_lines_in(language, list(dict.fromkeys(period_lines))) or [t["no_periods"]])]
     lines += ["", t["formula"]]
@@ -438,11 +443,12 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _compact(item, t: dict, language: str, choice, final: str, split_text: str, scales: dict[str, int] | None) -> str:
-    """The compact worked solution: facts as shown (one line each, with their report), the period arithmetic, the
-    index arithmetic where there is any, the unit conversion, the final answer."""
-    facts, scales = _facts_grouped(item.values), scales or {}
-    lines = [f"{report} {_label(c, language)}: {_shown(c, val, scales.get(report, 1), language)}"
+def _compact(item, t: dict, language: str, choice, final: str, split_text: str, scales: dict[str, int] | None,
+             labels: dict[str, dict[str, str]] | None = None) -> str:
+    """The compact worked solution: facts as shown (one line each, with their report, under the prompt's label), the
+    period arithmetic, the index arithmetic where there is any, the unit conversion, the final answer."""
+    facts, scales, labels = _facts_grouped(item.values), scales or {}, labels or {}
+    lines = [f"{report} {labels.get(report, {}).get(c) or _label(c, language)}: {_shown(c, val, scales.get(report, 1), language)}"
              for report in sorted(facts) for c, val in facts[report].items()]
     lines += [split_text] if split_text else []
     periods = dict.fromkeys(s for row in item.values for v in row for s in _period_steps(v))

@@ -511,7 +511,8 @@ class _Steps:
 
         def shift(ev: _Evaluator, p: Period, basis: str) -> float:
             shifted = _SHIFTED.get((f, p.label)) or _shifted(f, p, ev.index_id)
-            return ev._calc(text, p, basis, arg(ev, shifted, basis), f"{arg_text} at {shifted.label}")
+            where = f"the beginning of {shifted.label}" if basis == "begin" else shifted.label  # begin(ytd(x)): the
+            return ev._calc(text, p, basis, arg(ev, shifted, basis), f"{arg_text} at {where}")  # year's opening balance
         return shift
 
 

@@ -38,6 +38,9 @@ NOTES = [
     ("begin", "Beginning balance = the balance at the previous fiscal year end for FY, H1 and Q3 YTD periods, at the previous "
               "quarter end for a standalone quarter, one year earlier for a TTM period; average = (beginning + ending) / 2.",
      "期初余额：年度、半年度及前三季度累计期间取上年末余额，单季度取上季末余额，TTM 期间取一年前的期末余额；平均余额 =（期初 + 期末）/ 2。"),
+    ("begin_year_start", "Beginning balance here = the balance at the previous fiscal year end for every period (a standalone "
+                         "quarter and a TTM period included: the start of the fiscal year the period ends in).",
+     "此处期初余额一律取上一财年末余额（单季度与 TTM 期间亦同：取该期间结束所在财年的年初余额）。"),
     ("avg", "Balance sheet lines are averaged, (beginning + ending) / 2, wherever the index reads one over a period "
             "(turnover, days, returns on average capital): never the period-end balance alone.",
      "涉及的资产负债表项目均取平均余额（期初 + 期末）/ 2（周转率、周转天数、平均资本回报等），不以期末余额代替。"),
@@ -190,12 +193,38 @@ def _functions(node: Node) -> set[str]:
     return set()
 
 
+def _begins_of_ytd_only(index, registry) -> bool:
+    """True when every begin(...) of the formula closure reads a year-to-date period: begin(ytd(x))."""
+    todo, seen, calls = [index], set(), []
+    while todo:
+        ix = todo.pop()
+        if ix.id in seen:
+            continue
+        seen.add(ix.id)
+        calls += _begin_calls(ix.ast)
+        todo += [registry[r] for r in ix.needs.indices if r in registry and not is_concept(r)]
+    return bool(calls) and all(isinstance(c.args[0], Call) and c.args[0].func == "ytd" for c in calls)
+
+
+def _begin_calls(node: Node) -> list:
+    if isinstance(node, Call):
+        return ([node] if node.func == "begin" else []) + [c for a in node.args for c in _begin_calls(a)]
+    if isinstance(node, BinOp):
+        return _begin_calls(node.left) + _begin_calls(node.right)
+    if isinstance(node, Neg):
+        return _begin_calls(node.operand)
+    return []
+
+
 def _keys(index, registry) -> set[str]:
     ops, builtins, concepts, ids = closure(index, registry)
     keys = set(builtins) | ids | {index.id}
     for key, members in _OPERATOR_KEYS.items():
         if ops & members:
             keys.add(key)
+    if "begin" in keys and ops & {"begin", "avg"} == {"begin"} and _begins_of_ytd_only(index, registry):
+        keys.discard("begin")  # begin(ytd(x)): the fiscal year's opening balance in every period (seed-6262 prompt audit:
+        keys.add("begin_year_start")  # the general sentence said "previous quarter end" for a standalone quarter)
     keys |= ops & {"annualize", "ttm"}
     if ops & {"prior_year", "prior_quarter"} and "abs" in ops:  # (x - prior(x)) / abs(prior(x)): seed-9001 analyst audit
         keys.add("growth")

@@ -83,7 +83,7 @@ class Index:
     def point_in_time(self) -> bool:
         """Balances at the period end only (no flow, no weighted shares, no beginning or average balance, no days): the
         question names the period's end, not a window."""
-        return not self.reads_flows and not set(self.conventions) & {"begin", "avg", "shares", "days_in_period", "annualize", "ttm"}
+        return not self.reads_flows and not set(self.conventions) & {"begin", "begin_year_start", "avg", "shares", "days_in_period", "annualize", "ttm"}
 
     def convention_notes(self, language: str = "en") -> list[str]:
         """The convention sentences alone, one per note (no-hint prompts state each shared one once)."""

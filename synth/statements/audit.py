@@ -61,8 +61,10 @@ DEBT_NONCURRENT = ("us-gaap:LongTermDebtNoncurrent", "us-gaap:LongTermDebtAndCap
 DEBT_NONCURRENT_PARTS = ("us-gaap:ConvertibleDebtNoncurrent", "us-gaap:ConvertibleLongTermNotesPayable", "ifrs-full:LongtermBorrowings",
                          "ifrs-full:NoncurrentPortionOfNoncurrentBondsIssued")
 # consolidated variable-interest entities' borrowings: lines of their own beside the company's debt (Duke 2009-12-31: 381 M)
+# (and GE's own element for its securitization entities' borrowings from 2010: 36,780 M at 2010-03-31)
 DEBT_VIE = ("us-gaap:NonrecourseNotesPayableOfVariableInterestEntitiesCurrent",
-            "us-gaap:NonrecourseLongTermDebtOfVariableInterestEntitiesNoncurrent")
+            "us-gaap:NonrecourseLongTermDebtOfVariableInterestEntitiesNoncurrent",
+            "ext:GE:Non-recourseBorrowingsOfConsolidatedSecuritizationEntities")
 
 
 def _near_factor(ratio: float, factors=SPLIT_FACTORS, tol: float = 0.02) -> int | None:

@@ -117,7 +117,7 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     df = df.assign(**{c: df[c] if c in df.columns else "" for c in EXTRA_COLUMNS})
     unmapped = df[df["concept"] == ""]
     mapped = drop_wrong_share_counts(drop_section_subtotals(drop_twin_mistags(drop_partial_totals(df[df["concept"] != ""]))))
-    for step in (positive_payments, without_partial_cost_of_revenue, with_construction_capex, with_vie_receivables,
+    for step in (extension_lines_of_the_latest_sheet, positive_payments, without_partial_cost_of_revenue, with_construction_capex, with_vie_receivables,
                  with_investment_parts, with_inventory_parts, with_licence_intangibles, with_current_equity_securities,
                  with_consolidated_net_income, keep_precise):
         mapped = step(mapped)
@@ -133,6 +133,24 @@ def select_latest(df: pd.DataFrame, as_of: str | None = None) -> pd.DataFrame:
     out = pd.concat([latest, unmapped])
     out = out.sort_index(kind="stable").reset_index(drop=True)  # a row a step added may share a label with an unmapped one
     return out[[c for c in out.columns if c not in EXTRA_COLUMNS] + list(EXTRA_COLUMNS)]
+
+
+def extension_lines_of_the_latest_sheet(df: pd.DataFrame) -> pd.DataFrame:
+    """A balance read from a filer's own element (taxonomy "ext", extensions.yaml) only where it comes from the
+    latest-filed balance sheet at its date (the filing whose total assets win there): such a line is a re-presentation,
+    and a later sheet that does not show it holds its amount in another line. GE's 10-Q for 2010Q1 splits "Non-recourse
+    borrowings of consolidated securitization entities" (3,883 M) out of its 2009-12-31 borrowings (short-term 130,252 M),
+    while its later 8-K recasting the 2009 10-K shows 133,054 M short-term and no such line: added to the 8-K's
+    borrowings it counted 3,883 M twice."""
+    ext = df["tag"].str.startswith("ext:") & (df["start"] == "")
+    if not ext.any():
+        return df
+    sheets = df[(df["concept"] == "total_assets") & (df["start"] == "")].sort_values(["filed", "source"], kind="stable")
+    latest = dict(zip(zip(sheets["company"], sheets["scope"], sheets["end"]), sheets["source"]))  # the last one wins
+    rows = df[ext]
+    stale = [i for i, c, sc, e, src in zip(rows.index, rows["company"], rows["scope"], rows["end"], rows["source"])
+             if latest.get((c, sc, e), src) != src]
+    return df.drop(index=stale) if stale else df
 
 
 def _without_sheet(df: pd.DataFrame):

@@ -32,7 +32,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.companyfacts import company_code
 from ledgerlm.synth.statements import sanity
 from ledgerlm.synth.statements.facts import conform, empty_facts, normalize_unit, open_text
-from ledgerlm.synth.statements.taxonomy import concept_info, standard_taxonomy, tag_concepts
+from ledgerlm.synth.statements.taxonomy import concept_info, extension_tag, standard_taxonomy, tag_concepts
 
 PARENT_SEGMENT = "LegalEntity=ParentCompany"
 NUM_COLUMNS = ["adsh", "tag", "version", "ddate", "qtrs", "uom", "value"]
@@ -102,7 +102,11 @@ def _labels(folder: Path, num: pd.DataFrame) -> pd.Series:
         pre = read_table(pre_path, ["adsh", "tag", "version", "plabel"]).drop_duplicates(["adsh", "tag", "version"])
         pl = num[["adsh", "tag", "version"]].merge(pre[["adsh", "tag", "version", "plabel"]], how="left", on=["adsh", "tag", "version"])["plabel"]
         labels = labels.where(pl.isna().to_numpy() | (pl.to_numpy() == ""), pl.to_numpy())
-    return labels
+    # a presentation label's list dash or heading colon is layout, not its name: Honeywell's equity lines
+    # "- additional paid-in capital", Texas Instruments' "Net cash used in financing activities:" (seed-6262 prompt audit)
+    cleaned = labels.astype(str).str.replace(r"^[\s\-\u2013\u2014\u2022\u00b7]+(\w)", lambda m: m.group(1).upper(), regex=True)
+    cleaned = cleaned.str.replace(r"[\s:]+$", "", regex=True)
+    return cleaned.where(cleaned != "", labels)
 
 
 def load_fsds(folder: str | Path) -> pd.DataFrame:
@@ -131,6 +135,8 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
     num["scope"] = np.where(parent_only[keep], "parent", "consolidated")
     num["taxonomy"] = num["version"].str.split("/").str[0].where(num["version"].str.contains("/"), "custom")
     num["taxonomy"] = _standard_names(num["taxonomy"], num["tag"])
+    num["element"] = num["tag"]  # the filing's own name (pre.txt / tag.txt labels), before an extension is renamed
+    _read_extensions(num, sub)
     # map (taxonomy, tag) -> concepts once per distinct pair; a tag may serve several concepts
     pairs = num[["taxonomy", "tag"]].drop_duplicates()
     mapping = [(t, g, c) for t, g in zip(pairs["taxonomy"], pairs["tag"]) for c, _ in tag_concepts(t, g)]
@@ -142,7 +148,7 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
         bad = num["value"][values.isna()].iloc[0]
         raise InputError(f"value {bad!r} is not a number", path=str(num_path), field="value")
     num = num.merge(sub[SUB_COLUMNS], on="adsh", how="inner")
-    num["label"] = _labels(folder, num)
+    num["label"] = _labels(folder, num.assign(tag=num["element"]))
     statement = {c: concept_info(c).statement for c in num["concept"].unique()}
     per_share = {c for c in statement if concept_info(c).kind == "per_share"}
     unit = num["uom"].map(normalize_unit)
@@ -167,6 +173,22 @@ def _standard_names(taxonomy: pd.Series, tag: pd.Series) -> pd.Series:
         return taxonomy
     standard = {t for t in tag[custom].unique() if standard_taxonomy(None, t, "us-gaap")}
     return taxonomy.where(~(custom & tag.isin(standard)), "us-gaap")
+
+
+def _read_extensions(num: pd.DataFrame, sub: pd.DataFrame) -> None:
+    """A filer's own element that taxonomy_data/extensions.yaml maps for that filer is read under taxonomy "ext" as
+    "TICKER:Element" (in place): GE's "Non-recourse borrowings of consolidated securitization entities" (36,780 M at
+    2010-03-31) was left out of its financial debt, and five filers' pre-tax income lines were unread."""
+    custom = num["taxonomy"] == "custom"
+    if not custom.any():
+        return
+    ciks = dict(zip(sub["adsh"], sub["cik"]))
+    codes = {cik: company_code(int(cik)) for cik in set(ciks.values())}
+    names = [extension_tag(codes.get(ciks.get(a), ""), t) for a, t in zip(num.loc[custom, "adsh"], num.loc[custom, "tag"])]
+    hits = [n is not None for n in names]
+    rows = num.index[custom][hits]
+    num.loc[rows, "taxonomy"] = "ext"
+    num.loc[rows, "tag"] = [n for n in names if n is not None]
 
 
 def load_fsds_tree(root: str | Path) -> pd.DataFrame:

@@ -21,8 +21,10 @@ from pathlib import Path
 import yaml
 
 DATA_DIR = Path(__file__).with_name("taxonomy_data")
-TAXONOMY_FILES = {"us-gaap": "us_gaap.yaml", "ifrs-full": "ifrs.yaml"}
-TAXONOMY_ALIASES = {"us-gaap": "us-gaap", "usgaap": "us-gaap", "us_gaap": "us-gaap", "ifrs-full": "ifrs-full", "ifrs": "ifrs-full"}
+TAXONOMY_FILES = {"us-gaap": "us_gaap.yaml", "ifrs-full": "ifrs.yaml", "ext": "extensions.yaml"}
+TAXONOMY_ALIASES = {"us-gaap": "us-gaap", "usgaap": "us-gaap", "us_gaap": "us-gaap", "ifrs-full": "ifrs-full", "ifrs": "ifrs-full",
+                    "ext": "ext"}
+EXTENSION_PRECEDENCE = 100  # a filer extension element ranks below every standard element of its concept
 STATEMENTS = ("balance", "income", "cashflow", "equity")
 KINDS = ("flow", "stock", "per_share", "shares")
 
@@ -71,6 +73,14 @@ def concept_info(key: str) -> ConceptInfo:
 def _tag_map(taxonomy: str) -> dict[str, list[tuple[str, int]]]:
     known = _concepts()
     out: dict[str, list[tuple[str, int]]] = {}
+    if taxonomy == "ext":  # ticker -> concept -> element names; keyed "TICKER:Element" (`extension_tag`)
+        for company, entries in _read_yaml(TAXONOMY_FILES[taxonomy]).items():
+            for concept, tags in entries.items():
+                if concept not in known:
+                    raise ValueError(f"taxonomy_data/extensions.yaml: {company}: {concept!r} is not in concepts.yaml")
+                for precedence, tag in enumerate(tags):
+                    out.setdefault(f"{company}:{tag}", []).append((concept, EXTENSION_PRECEDENCE + precedence))
+        return out
     for concept, tags in _read_yaml(TAXONOMY_FILES[taxonomy]).items():
         if concept not in known:
             raise ValueError(f"taxonomy_data/{TAXONOMY_FILES[taxonomy]}: {concept!r} is not in concepts.yaml")
@@ -81,8 +91,9 @@ def _tag_map(taxonomy: str) -> dict[str, list[tuple[str, int]]]:
 
 def _split_tag(taxonomy: str | None, tag: str) -> tuple[str | None, str]:
     if ":" in tag:
-        prefix, tag = tag.split(":", 1)
-        taxonomy = taxonomy or prefix
+        prefix, rest = tag.split(":", 1)
+        if taxonomy is None or prefix.lower() in TAXONOMY_ALIASES:  # "ext" names are "TICKER:Element"
+            taxonomy, tag = taxonomy or prefix, rest
     return TAXONOMY_ALIASES.get((taxonomy or "").lower()), tag
 
 
@@ -90,6 +101,13 @@ def tag_concepts(taxonomy: str, tag: str) -> list[tuple[str, int]]:
     """Every (concept, precedence) a taxonomy tag maps to; [] when unmapped."""
     taxonomy, name = _split_tag(taxonomy, tag)
     return list(_tag_map(taxonomy).get(name, [])) if taxonomy else []
+
+
+def extension_tag(company: str, element: str) -> str | None:
+    """The tag name (`TICKER:Element`, taxonomy "ext") a filer's own element is read under, where extensions.yaml maps
+    it for that filer (FSDS loader: its custom elements); None elsewhere."""
+    name = f"{company}:{element}"
+    return name if name in _tag_map("ext") else None
 
 
 def standard_taxonomy(taxonomy: str | None, tag: str, base: str = "us-gaap") -> str | None:
