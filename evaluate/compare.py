@@ -12,7 +12,8 @@ EPSBench's runs s1..s3, into one score per instance: median, null counting as +i
   McNemar's exact p-value (binomial test on the discordant pairs).
 - loss (lower is better): the mean and median of A, of B and of B − A (n beside each) with paired bootstrap 95% CIs and the
   Wilcoxon signed-rank p-value. Null scores (format failures) are counted per side; pairs where
-  either side is null are left out of the statistics and listed.
+  either side is null are left out of the statistics and listed. EPSBench runs also get the release's own
+  paired comparison (common.paired: median Δ, 90% CI by its random.Random(0) bootstrap, sign test).
 A markdown table goes to stdout and to `--out` (default: RUN_B/compare_vs_<name of A>.md);
 `--json` writes the same numbers as JSON. Multi-task runs of the harness (OUT/<task>/ folders, e.g.
 `--tasks macrolens_t1,macrolens_t2`) are compared task by task: one table per task.
@@ -126,14 +127,15 @@ def _compare_losses(run_a, run_b, results_a: dict, results_b: dict, samples_a: l
     if by is None:
         by = results_b.get("group_by", results_a.get("group_by", []))
     by = [k for k in by if any(k in a[i]["fields"] or k in b[i]["fields"] for i in ids)]
-    rows = [_loss_row({}, ids, a, b, n_boot, seed, cluster)]
+    release = "epsbench" in (results_a.get("benchmark"), results_b.get("benchmark"))  # + the release's own paired test
+    rows = [_loss_row({}, ids, a, b, n_boot, seed, cluster, release)]
     for depth in range(1, len(by) + 1):  # e.g. task, then task × level
         keys = tuple(by[:depth])
         groups: dict[tuple, list[str]] = {}
         for i in ids:
             groups.setdefault(tuple(b[i]["fields"].get(k, a[i]["fields"].get(k)) for k in keys), []).append(i)
         for group in sorted(groups, key=lambda g: tuple(str(x) for x in g)):
-            rows.append(_loss_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed, cluster))
+            rows.append(_loss_row(dict(zip(keys, group)), groups[group], a, b, n_boot, seed, cluster, release))
     side = lambda d: {"samples": sum(v["rows"] for v in d.values()), "null_samples": sum(v["null_rows"] for v in d.values()),  # noqa: E731
                       "instances": len(d), "null_instances": sum(v["score"] is None for v in d.values())}
     excluded = [{"id": i, "a": a[i]["score"], "b": b[i]["score"]} for i in ids if a[i]["score"] is None or b[i]["score"] is None]
@@ -166,7 +168,8 @@ def _clusters(ids: list[str], a: dict, b: dict, cluster: str | None, fields=lamb
     return values
 
 
-def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, cluster: str | None = None) -> dict[str, Any]:
+def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: int, cluster: str | None = None,
+              release: bool = False) -> dict[str, Any]:
     used = [i for i in ids if a[i]["score"] is not None and b[i]["score"] is not None]
     xa = np.array([a[i]["score"] for i in used], dtype=float)
     xb = np.array([b[i]["score"] for i in used], dtype=float)
@@ -183,7 +186,19 @@ def _loss_row(group: dict, ids: list[str], a: dict, b: dict, n_boot: int, seed: 
             "median_delta": median.value, "median_ci_low": median.ci_low, "median_ci_high": median.ci_high,
             "p_value": p_value, "wilcoxon_statistic": statistic,
             "b_lower": int((xb < xa).sum()), "b_higher": int((xb > xa).sum()), "ties": int((xb == xa).sum()),
-            **_with_failures(ids, a, b)}
+            **_with_failures(ids, a, b), **(_release_paired(ids, a, b) if release else {})}
+
+
+def _release_paired(ids: list[str], a: dict, b: dict) -> dict[str, Any]:
+    """EPSBench's own paired comparison (the release's common.paired, §5.4 "paired PDE … [+0.019, +0.047]"): a format
+    failure is +inf, inf-inf pairs dropped, median of the finite B − A differences with the release's 90% bootstrap CI
+    (random.Random(0), 10,000 medians) and the two-sided sign test over wins and losses (ties excluded)."""
+    from ledgerlm.evaluate.epsbench.scoring import paired
+
+    inf = lambda s: math.inf if s is None else s  # noqa: E731
+    r = paired({i: inf(b[i]["score"]) for i in ids}, {i: inf(a[i]["score"]) for i in ids}, ids)
+    return {"release_median_delta": r["median_diff"], "release_ci90_low": r["ci"][0], "release_ci90_high": r["ci"][1],
+            "release_n_diffs": r["n_diffs"], "release_b_wins": r["wins"], "release_b_losses": r["losses"], "release_sign_p": r["sign_test_p"]}
 
 
 def _with_failures(ids: list[str], a: dict, b: dict) -> dict[str, Any]:
@@ -247,6 +262,16 @@ def _loss_markdown(result: dict[str, Any]) -> str:
                      f"{r['delta']:+.4g}{u} | {ci(r['ci_low'], r['ci_high'])} | {g(r['median_a'])}{u} | {g(r['median_b'])}{u} | "
                      f"{r['median_delta']:+.4g}{u} | {ci(r['median_ci_low'], r['median_ci_high'])} | {r['p_value']:.3g} | {r['b_lower']} | {r['b_higher']} | "
                      f"{r['b_wins_failures_lose']} / {r['b_losses_failures_lose']} | {r['sign_p_failures_lose']:.3g} |")
+    if "release_sign_p" in result["rows"][0]:
+        lines += ["", "EPSBench's own paired comparison (the release's `common.paired`): format failure = +inf, pairs failed on both "
+                  "sides dropped, median of the finite B − A differences with the release's 90% bootstrap CI (random.Random(0), "
+                  "10,000 resamples), B's wins / losses with ties excluded, and the sign-test p.", "",
+                  "| group | finite pairs | Δ median | 90% CI | B wins | B losses | sign p |", "|---|---:|---:|---|---:|---:|---:|"]
+        for r in result["rows"]:
+            name = " · ".join(f"{k}={v}" for k, v in r["group"].items()) or "**all**"
+            delta = "—" if r["release_median_delta"] is None else f"{r['release_median_delta']:+.4g}"
+            ci90 = "—" if r["release_ci90_low"] is None else ci(r["release_ci90_low"], r["release_ci90_high"])
+            lines.append(f"| {name} | {r['release_n_diffs']} | {delta} | {ci90} | {r['release_b_wins']} | {r['release_b_losses']} | {r['release_sign_p']:.3g} |")
     if result["excluded_pairs"]:
         shown = result["excluded_pairs"][:LISTED_EXCLUSIONS]
         lines += ["", "Excluded pairs (null score = format failure): " + ", ".join(

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ledgerlm.atomic import check_folder, make_folder
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.compare import _loss_value, compare_runs, score_kind, task_folders, to_markdown
@@ -61,6 +62,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--paper-tables", action="store_true", help="FinIndices: runs are repeats of one model; add Table 3 / 11 / 12 layouts")
     parser.add_argument("--std-ddof", type=int, default=0, help="ddof of the std over runs in --paper-tables (default 0)")
     args = parser.parse_args(argv)
+    check_folder(args.out, "--out folder")  # a file (or a file above it): one error before any work
     folders = [task_folders(r) for r in args.runs]
     if any(folders):  # multi-task harness runs (OUT/<task>/): one report per task under OUT/<task>/, and an index
         return _multitask_report(args, folders)
@@ -82,7 +84,7 @@ def _multitask_report(args: argparse.Namespace, folders: list[dict[str, Path]]) 
 
 
 def _report(run_paths: list, out: Path, args: argparse.Namespace, title: str = "") -> int:
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out, "--out folder")
     args.runs = [str(r) for r in run_paths]
     runs = [(Path(r).name if not title else Path(r).parent.name, *read_run(r)) for r in args.runs]
     kind = score_kind(runs[0][1], runs[0][1], args.runs[0], args.runs[0])

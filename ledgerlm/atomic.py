@@ -4,6 +4,8 @@
 
 `atomic_open(path, mode)` yields a file handle (text "w" or binary "wb"); `atomic_path(path)` yields a temp path for
 writers that take a path (pandas `to_parquet` / `to_csv`). Both rename into place only when the block ends cleanly.
+`check_folder(path)` (before any work) and `make_folder(path)` turn an output folder that cannot be made (it, or a
+folder above it, is a file; /proc) into one InputError naming it.
 """
 from __future__ import annotations
 
@@ -14,12 +16,36 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from ledgerlm.errors import InputError
+
+
+def check_folder(path: str | Path, what: str = "output folder") -> Path:
+    """`path`, when it can be a folder: InputError naming it when it, or a folder above it, is an existing file."""
+    path = Path(path)
+    for folder in (path, *path.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise InputError(f"the {what} is an existing file" if folder == path else
+                                 f"the {what} cannot be made: {folder} is a file, not a folder", path=str(path))
+            break
+    return path
+
+
+def make_folder(path: str | Path, what: str = "output folder") -> Path:
+    """`path` created (with its parents) if missing; InputError naming it when it cannot be."""
+    path = check_folder(path, what)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the {what} ({err.strerror or err})", path=str(path)) from None
+    return path
+
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temp path beside `path`; renamed onto `path` when the block ends without an exception, removed otherwise."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent, "folder")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

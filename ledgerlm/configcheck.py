@@ -3,13 +3,17 @@
     python -c "from ledgerlm.configcheck import read_yaml_config; print(read_yaml_config('configs/sft/tiny-cpu.yaml', {'x'}))"
 
 A broken file names the file, line and column; a typo'd key names the key, the file and the closest
-known key ("did you mean"). Used before TrlParser so a user never sees a parser traceback.
+known key ("did you mean"); an empty file, and a value of the wrong type or outside a field's choices
+(`learning_rate: fast`, `model_name_or_path: [1, 2]`, `dtype: float128`), name the file and the key.
+Used before TrlParser so a user never sees a parser traceback or its 150-line usage text.
 """
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import sys
+import types as _types
+import typing
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -60,13 +64,60 @@ def dataclass_keys(*types) -> set[str]:
     return {f.name for t in types for f in dataclasses.fields(t)}
 
 
+_TRUTH = {"yes", "no", "true", "false", "t", "f", "y", "n", "1", "0"}  # HfArgumentParser's string_to_bool
+
+
+def value_problem(value: Any, hint: Any, choices: Iterable | None = None) -> str | None:
+    """Why `value` (from YAML) does not fit a dataclass field of type `hint` (bool, int, float, str, or one of
+    them | None) and `choices`; None when it fits or the type is not one of these. Strings are checked as
+    HfArgumentParser would convert them; other values it would pass through unchecked."""
+    if value is None:
+        return None
+    kinds = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, _types.UnionType) else (hint,)
+    kinds = [k for k in kinds if k is not type(None)]
+    kind = kinds[0] if len(kinds) == 1 and kinds[0] in (bool, int, float, str) else None
+    if isinstance(value, (list, dict)) and kind is not None:
+        single = "number" if kind in (int, float) else "string" if kind is str else "true or false"
+        return f"{value!r} is a {type(value).__name__}, not a single {single}"
+    if kind is bool and not (isinstance(value, bool) or value in (0, 1) or (isinstance(value, str) and value.lower() in _TRUTH)):
+        return f"{value!r} is not true or false"
+    if kind in (int, float):
+        try:
+            converted = kind(value) if isinstance(value, str) and not isinstance(value, bool) else value
+        except ValueError:
+            converted = None
+        if isinstance(converted, bool) or not isinstance(converted, (int, float)) or (kind is int and not isinstance(converted, int)):
+            return f"{value!r} is not {'an integer' if kind is int else 'a number'}"
+    if choices is not None and kind is str and str(value) not in list(choices):
+        return f"{value!r} is not one of {', '.join(map(str, choices))}"
+    return None
+
+
+def check_values(doc: dict, types: tuple, path: str | Path) -> None:
+    """InputError naming file and key for the first value of `doc` that does not fit its field (`value_problem`)."""
+    for cls in types:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # an annotation that cannot be resolved: leave its values to the parser
+            continue
+        for f in dataclasses.fields(cls):
+            if f.name in doc:
+                problem = value_problem(doc[f.name], hints.get(f.name), f.metadata.get("choices"))
+                if problem:
+                    raise InputError(problem, path=str(path), field=f.name)
+
+
 def check_config_argv(argv: list[str], types: tuple, prog: str) -> None:
     """Exit with one line (`PROG: error: file F; field K: unknown key 'K' (did you mean ...)`) when the
-    `--config` file of `argv` is missing, not YAML, or has a key none of the dataclasses `types` has."""
+    `--config` file of `argv` is missing, not YAML, empty, has a key none of the dataclasses `types` has,
+    or a value that does not fit its field (`check_values`)."""
     if "--config" not in argv[:-1]:
         return
     path = argv[argv.index("--config") + 1]
     try:
-        read_yaml_config(path, dataclass_keys(*types) | TRL_EXTRA_KEYS)
+        doc = read_yaml_config(path, dataclass_keys(*types) | TRL_EXTRA_KEYS)
+        if not doc:
+            raise InputError("the config file is empty (expected key: value lines)", path=str(path))
+        check_values(doc, types, path)
     except InputError as err:
         sys.exit(f"{prog}: error: {err}")

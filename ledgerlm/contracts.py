@@ -755,19 +755,26 @@ def dumps(row: dict[str, Any] | Row, *, sort_keys: bool = False, compact: bool =
     return _clean(json.dumps(data, ensure_ascii=False, sort_keys=sort_keys, separators=separators))
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")  # surrogateescape's stand-ins for bytes that are not UTF-8
+
+
 def iter_jsonl(path: str | Path, row_type: type[R] | Callable[[dict, str], Any] | None = None, *,
                numbered: bool = False) -> Iterator[Any]:
     """Rows of a JSONL file, one per non-blank line: dicts, `row_type` instances (a Row class: validated with
     `from_dict`), or whatever a function `row_type(data, where)` returns (`where` = "FILE line N");
-    `(line number, row)` pairs with `numbered=True`. A line that is not JSON, or not a valid row, raises
-    InputError naming the file and line."""
+    `(line number, row)` pairs with `numbered=True`. A line that is not UTF-8, not JSON, or not a valid row,
+    raises InputError naming the file and line."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", path=str(path))
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:  # a bad byte: its line, not a traceback
         for line_no, line in enumerate(handle, 1):
             if not line.strip():
                 continue
+            bad = None if line.isascii() else _UNDECODED.search(line)
+            if bad:
+                raise InputError(f"line {line_no} is not UTF-8 text (byte 0x{ord(bad.group()) - 0xDC00:02x} at column "
+                                 f"{bad.start() + 1})", path=str(path))
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as err:

@@ -73,6 +73,18 @@ def test_extract_final_json_variants():
     assert extract_final_json("I think EPS is about 5") is None
 
 
+def test_extract_final_json_reads_as_the_release():
+    """Audit s21 (deviation 1): the release's final_json.py takes the FIRST balanced {...} (after the whole text and
+    the last fence), of any JSON type; ledgerlm took the last object holding fundamental_predictions."""
+    draft = {"fundamental_predictions": {"g": 0.01}, "eps_interval": {"p10": 1, "p90": 2}}
+    final = {"fundamental_predictions": {"g": 0.05}, "eps_interval": {"p10": 1.5, "p90": 2.5}}
+    assert extract_final_json(f"Draft: {json.dumps(draft)} Revised final: {json.dumps(final)}") == draft
+    assert extract_final_json(f'Calculator returned {{"eps": 1.23}} so my answer: {json.dumps(final)}') == {"eps": 1.23}
+    assert extract_final_json(f"```json\n[1,2]\n```\n{json.dumps(final)}") == [1, 2]  # the fence wins, a list
+    assert extract_final_json(f'{{"note": "a }} in a string"}} then {json.dumps(final)}') == {"note": "a } in a string"}
+    assert extract_final_json(f"{{broken {json.dumps(final)}") == final  # a span that does not parse is skipped
+
+
 def _final_answer(drivers: dict, eps: float) -> str:
     preds = {k: {"value": v, "evidence": f"{k}: from the Q4 call"} for k, v in drivers.items()}
     return json.dumps({"fundamental_predictions": preds, "calculated_results_summary": {"key_metrics": {"eps": eps}},
@@ -181,3 +193,20 @@ def test_a_flipped_interval_is_a_compliance_failure_stored_as_given():
     assert records[0]["format_failure"] is False and records[1]["format_failure"] is True
     assert "flipped" in records[1]["format_error"] and records[1]["eps_p10"] > records[1]["eps_p90"]
     assert records[1]["eps_gaap_pred"] == pytest.approx(records[0]["eps_gaap_pred"]) == pytest.approx(eps)
+
+
+def test_a_tool_echo_before_the_answer_is_a_format_failure_as_in_the_release():
+    """The release reads the first object, the calculator's echo: no drivers, no forecast, a compliance failure."""
+    from types import SimpleNamespace
+
+    from ledgerlm.evaluate.epsbench.agent import Conversation, make_record
+
+    schema = RELEASE.schema("GOOGL_2026Q1")
+    answer = _final_answer(DRIVERS, calculate(schema, DRIVERS)["eps"])
+    toolbox = SimpleNamespace(docs=SimpleNamespace(requests_blocked=[]))
+    texts = [answer, f'The calculator returned {{"eps": 1.23}}; my answer: {answer}', f"```json\n[1, 2]\n```\n{answer}"]
+    records = [make_record(Conversation(GOOGL, schema, toolbox, "1", [], final_text=t), None, "stub") for t in texts]
+    assert records[0]["format_failure"] is False and records[0]["eps_gaap_pred"] is not None
+    assert records[1]["format_failure"] is True and records[1]["eps_gaap_pred"] is None
+    assert "fundamental_predictions missing" in records[1]["format_error"]
+    assert records[2]["format_failure"] is True and "is a list, not an object" in records[2]["format_error"]

@@ -62,7 +62,7 @@ def test_instance_pde_is_the_median_of_the_release_run_pdes(tmp_path: Path):
         assert len(pdes) == 3
         assert results["instance_pde"][iid] == pytest.approx(statistics.median(pdes), rel=1e-9)
     # the other 145 release instances have no record in any run: +inf, left out of the median (main_tables `finite`)
-    assert results["scorer_version"] == 2
+    assert results["scorer_version"] == 3
     assert results["n_grid"] == 149 and results["n_instances_finite"] == 4 and results["n_instances_failed"] == 145
     assert results["pde_median"] == pytest.approx(statistics.median(statistics.median(v) for v in by_instance.values()), rel=1e-9)
     # interval columns pool the 9 runs with an interval (3 of 12 have none)
@@ -116,6 +116,10 @@ def test_crafted_set_aggregates_as_main_tables():
     assert cons["win_rate"] == pytest.approx(0.25) and cons["sign_test_p"] == pytest.approx(0.625)
     assert cons["pde_diff_median"] == pytest.approx(0.0, abs=1e-15)
     assert cons["pde_median_consensus"] == pytest.approx(0.0015)
+    # Table 1 surprise direction (main_tables.direction_acc), y = 1.00 < c = 1.15: forecasts 1.10, 1.05, 0.90, 0.95 are
+    # below c (right), 1.20 and 1.30 above (wrong) -> 4 of 6 runs; Table 4: no run with PDE > 1 pp
+    assert cons["surprise_direction_accuracy"] == pytest.approx(4 / 6)
+    assert results["n_catastrophic_runs"] == 0 and results["catastrophic_rate"] == 0.0
 
 
 def test_fewer_runs_present_than_the_configuration_had_count_as_failed_runs():

@@ -93,6 +93,7 @@ def test_aggregates_equal_the_figures_the_release_publishes(scored):
     assert [pp(results[k]) for k in ("width_median", "interval_score_mean", "interval_score_median")] == [0.331, 6.478, 0.965]
     # Table 4: 71 runs with PDE > 1 pp
     assert sum(s["pde"] is not None and s["pde"] > 0.01 for s in samples.values()) == 71
+    assert results["n_catastrophic_runs"] == 71 and round(100 * results["catastrophic_rate"], 1) == 15.9  # results.json's own
 
 
 def test_records_jsonl_agrees_with_the_official_record_files():

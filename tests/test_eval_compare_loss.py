@@ -5,6 +5,7 @@ against hand values and scipy on runs written by the benchmarks' own `ledgerlm s
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -84,6 +85,25 @@ def test_epsbench_pair_matches_hand_values_and_scipy(eps_runs):
     assert compare_runs(*eps_runs, n_boot=4000, seed=3) == result  # seeded
 
 
+def test_epsbench_pair_also_gets_the_release_paired_comparison(eps_runs):
+    """Audit s21 (deviation 2): EPSBench's own paired comparison (release common.paired: failure = +inf, inf-inf dropped,
+    median of finite differences, 90% CI from random.Random(0) medians, sign test) beside the 95% CI and Wilcoxon."""
+    import random
+    import statistics
+    from math import comb
+
+    [overall] = compare_runs(*eps_runs, n_boot=300, seed=3)["rows"]
+    a = dict(zip(IDS, [0.04, 0.021, 0.03, 0.05, 0.04, 0.02, 0.06, math.inf]))
+    b = dict(zip(IDS, [0.01, 0.021, 0.012, 0.022, 0.047, math.inf, 0.025, 0.015]))
+    diffs = [b[i] - a[i] for i in sorted(IDS) if math.isfinite(a[i]) and math.isfinite(b[i])]
+    rng = random.Random(0)  # the release's boot_ci, typed from JadeXu16/epsbench stage_3_eval/common.py
+    medians = sorted(statistics.median(rng.choices(diffs, k=len(diffs))) for _ in range(10000))
+    assert overall["release_median_delta"] == pytest.approx(-0.023)
+    assert (overall["release_ci90_low"], overall["release_ci90_high"]) == pytest.approx((medians[500], medians[9500]))
+    assert (overall["release_n_diffs"], overall["release_b_wins"], overall["release_b_losses"]) == (6, 5, 2)
+    assert overall["release_sign_p"] == pytest.approx(2 * sum(comb(7, k) for k in range(3)) / 2 ** 7)
+
+
 def test_epsbench_markdown_says_lower_is_better_and_lists_excluded_pairs(eps_runs, tmp_path, capsys):
     assert compare_main([str(eps_runs[0]), str(eps_runs[1]), "--out", str(tmp_path / "cmp.md"), "--json", str(tmp_path / "cmp.json"),
                          "--n-boot", "300"]) == 0
@@ -95,6 +115,7 @@ def test_epsbench_markdown_says_lower_is_better_and_lists_excluded_pairs(eps_run
     assert "A 2 of 10 samples (1 of 8 instances), B 1 of 8 samples (1 of 8 instances)" in text
     assert f"{IDS[5]} (B null)" in text and f"{IDS[7]} (A null)" in text
     assert json.loads((tmp_path / "cmp.json").read_text())["rows"][0]["b_lower"] == 4
+    assert "EPSBench's own paired comparison" in text and "| **all** | 6 | -0.023 | [" in text
 
 
 def test_kind_mismatch_and_undeclared_continuous_scores_are_refused(eps_runs, tmp_path):

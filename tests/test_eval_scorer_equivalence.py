@@ -35,7 +35,19 @@ from ledgerlm.inference.reasoning import split_reasoning  # noqa: E402
 DEFICIENT = "Insufficient information"
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\u00a0": " ", "\u2009": " ", "\u202f": " "})
 _BODY = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
-R_NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:" + _BODY + r")(?:[eE][-+]?\d+)?(?![A-Za-z_\d年月日季]|\.\d)")
+R_CURRENCIES = "RMB CNY USD HKD EUR GBP JPY TWD NTD INR KRW CHF CAD AUD SGD Rs".split()
+_R_CUR = "|".join(R_CURRENCIES)
+# pre: a currency code, a letter touching the number (a label), or nothing; n: the number, atomic;
+# post: a letter or `.digit` touching it (a label) unless it is a currency code.
+R_NUMBER = re.compile(
+    rf"(?P<pre>(?<![A-Za-z])(?:{_R_CUR})|[A-Za-z_](?=\.?\d)|(?<![A-Za-z_\d.]))"
+    r"(?P<n>(?>[-+]?(?:" + _BODY + r")(?:[eE][-+]?\d+)?))"
+    rf"(?P<post>(?!(?:{_R_CUR})(?![A-Za-z]))[A-Za-z_\d年月日季]|\.\d)?"
+)
+
+
+def r_number_matches(text):
+    return [m for m in R_NUMBER.finditer(text) if (m["pre"] == "" or m["pre"] in R_CURRENCIES) and m["post"] is None]
 R_CELL = re.compile(r"\s*(\()?\s*[$¥￥€£]?\s*([-+]?(?:" + _BODY + r")(?:[eE][-+]?\d+)?)\s*(?:%|‰|万元|亿元|万|亿|元|千)?\s*(\))?\s*")
 R_MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*\**\s*[:：]|最终答案\s*[:：]?|答案\s*[:：]", re.IGNORECASE)
 R_REFUSAL = re.compile(r"insufficient\s+information|信息不足", re.IGNORECASE)
@@ -57,7 +69,7 @@ def r_float(token):
 
 
 def r_numbers(text):
-    return [v for v in (r_float(m.group()) for m in R_NUMBER.finditer(text)) if v is not None]
+    return [v for v in (r_float(m["n"]) for m in r_number_matches(text)) if v is not None]
 
 
 def r_cell(cell):
@@ -297,7 +309,7 @@ FRAGMENTS = ["<table>", "</table>", "<tr>", "<td>", "</td>", "<th>", "</tr>", "<
              "<think>", "</think>", "Final answer:", "Answer：", "答案：", "最终答案", "\\boxed{", "Insufficient information", "信息不足",
              "&minus;", "&nbsp;", "&amp;", "&#65297;", "FY2023Q3YTD", "2023-06-30", "2022", "None", "null", "NaN", "Infinity", "inf",
              "1,234.50", "(1,234)", "−12.5", "１２３．４５", "12.5%", "3.2万", "4亿", "1.5e3", "-.5e-3", "1e999", "1,2,3", "0x1F", "$12",
-             "¥3.5元", "1_000", "٣٤", "①", "½", "{'Revenue': 1.5}", '{"a": [1, 2]}', "True", "'it\\'s'", "\u00a0", "\u2009", "\u3000"]
+             "¥3.5元", "RMB", "USD", "Rs", "ABC", "x", "1_000", "٣٤", "①", "½", "{'Revenue': 1.5}", '{"a": [1, 2]}', "True", "'it\\'s'", "\u00a0", "\u2009", "\u3000"]
 
 
 def _rand_number(rng: random.Random) -> str:
@@ -331,10 +343,10 @@ def _mutate(rng: random.Random, text: str, sample: dict) -> str:
     if kind == 3:
         return text + rng.choice(["\n<think>wait", "<THINK>", "</think>"])
     if kind == 4:
-        numbers = list(R_NUMBER.finditer(text))
+        numbers = r_number_matches(text)
         if numbers:
             m = rng.choice(numbers)
-            return f"{text[:m.start()]}\\boxed{{{m.group()}}}{text[m.end():]}"
+            return f"{text[:m.start('n')]}\\boxed{{{m['n']}}}{text[m.end('n'):]}"
         return text + "\\boxed{" + _rand_number(rng) + rng.choice(["}", ""])
     if kind == 5:
         return text.replace("Final answer:", rng.choice(["答案：", "**Final Answer:**", "The answer is:", "最终答案 ", "answer :"]))

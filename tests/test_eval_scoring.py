@@ -38,6 +38,11 @@ def table(answer, fmt, decimals=2):
     ("FY2023 and 2023Q3 are labels, 7 is not", [7.0]),
     ("[11.27,113.94]", [11.27, 113.94]),
     ("&minus;5.5", [-5.5]),
+    # a token is read whole: a thousands group is never a number of its own (paper §2.2.2, Φ)
+    ("RMB1,234.5 and USD12,345,678.90; Rs1,234.5", [1234.5, 12345678.9, 1234.5]),
+    ("1,234.5USD, 100 RMB", [1234.5, 100.0]),
+    ("ABC1,234.5 XRMB1,234 1,234.5x 2023Q3,7", [7.0]),
+    ("abc-5 FY2023,2024 1.2.3", [5.0, 2024.0]),
 ])
 def test_extract_numbers(text, expected):
     assert extract_numbers(normalize(text)) == expected
@@ -64,6 +69,14 @@ def test_single_equivalence_at_requested_precision():
     wrong = score_response(sample, "Final answer: 1153987.8")  # the paper's example: not equal at 2 decimals
     assert (wrong.score, wrong.error_reason, wrong.extracted) == (0, "wrong_value", 1153987.8)
     assert score_response(single(1234.5), "Answer: 1,234.50").score == 1
+
+
+def test_currency_glued_number_is_read_whole():
+    """Audit s21 (deviation 5): `RMB1,234.5` was read as 234.5 — a false hit on 234.5, a miss on 1234.5."""
+    assert score_response(single(1234.5), "Final answer: RMB1,234.5").score == 1
+    assert score_response(single(234.5), "Final answer: RMB1,234.5").score == 0
+    assert score_response(table([[12345678.9]], "html_table"), "<table><tr><td>USD12,345,678.90</td></tr></table>").score == 1
+    assert score_response(table([[345678.9]], "html_table"), "<table><tr><td>USD12,345,678.90</td></tr></table>").score == 0
 
 
 def test_single_uses_final_answer_not_intermediate_numbers():

@@ -53,12 +53,15 @@ def test_balance_equation_accuracy_and_parse_pct():
     assert M.T3["balance_accuracy"](a) == pytest.approx(50.0)
     assert M.T3["parse_pct"](a) == pytest.approx(100 * (3 * J - 2) / (3 * J))
     assert M.T3["n_unparsed_fields"](a) == 2
-    # a field the filing does not report (no target) has nothing to parse: a null there costs no parse rate
-    # (helper audit: the prompt asks for null, and a correct null lowered the rate)
+    # Parse% is over the whole (field x ticker) grid (paper §5.1), also where the filing has no target; the variant
+    # parse_pct_applicable leaves such cells out (audit s21, deviation 3: one null of 11 was 100 %, paper 90.91 %)
     true_masked = true.copy()
     true_masked[2, 0] = np.nan
     masked = {"pred": pred, "true": true_masked}
-    assert M.T3["parse_pct"](masked) == pytest.approx(100 * (3 * J - 2) / (3 * J - 1))
+    assert M.T3["parse_pct"](masked) == pytest.approx(100 * (3 * J - 2) / (3 * J))
+    assert M.T3["parse_pct_applicable"](masked) == pytest.approx(100 * (3 * J - 2) / (3 * J - 1))
+    one = {"pred": np.r_[np.full(J - 1, 1.0), np.nan][None, :], "true": np.r_[np.full(J - 1, 2.0), np.nan][None, :]}
+    assert M.T3["parse_pct"](one) == pytest.approx(100 * 10 / 11) and M.T3["parse_pct_applicable"](one) == 100.0
     assert M.T3["n_unparsed_fields"](masked) == 1
     # unparsed cells count as 0 -> APE 100 %; an all-ones prediction of 2 is APE 50 %
     ape = M.statement_ape(a)
@@ -71,6 +74,9 @@ def test_t4_nonresponse_scored_zero_and_counted():
     assert M.T4["mae"](a) == pytest.approx((2 + 4 + 3) / 3)
     assert M.T4["da"](a) == pytest.approx(100 / 3)  # zero matches neither sign
     assert M.T4["n_nonresponse"](a) == 1
+    # a zero (or missing) forecast matches neither sign, also against a realised return of exactly 0 (paper §6.1)
+    flat = {"pred": np.array([np.nan, 0.0, 1.0, -1.0]), "true": np.array([0.0, 0.0, 0.0, -2.0])}
+    assert M.T4["da"](flat) == pytest.approx(25.0)
 
 
 def test_t2_spearman_rmse_logmae():

@@ -119,8 +119,9 @@ def test_a_one_company_store_answers_as_the_whole_store(store):
                 got = answer(one, lambda s, *a: compute(s, *a).value, company, index, period)
                 assert got == answer(store, lambda s, *a: compute(s, *a).value, company, index, period), (company, index, period)
     assert len(FactStore.from_sources(company="320193").companies()) == len(store.companies())
-    # a company with nothing filed by --as-of: the whole store's error, naming the companies that had filed (review)
-    with pytest.raises(InputError, match=r"unknown company 'SNOW'; known: AAPL, .*NVDA"):
+    # a company with nothing filed by --as-of: the error says so and names its earliest filing (hostile-input audit s21:
+    # it was "unknown company 'SNOW'; known: " with a list that read as if SNOW were not in the data)
+    with pytest.raises(InputError, match=r"no filing of SNOW is dated on or before the as-of date 2015-01-01 \(its earliest is filed 2020-"):
         FactStore.from_sources(company="SNOW", as_of="2015-01-01").resolve_company("SNOW")
 
 

@@ -7,10 +7,13 @@
 Every option is a field of `ScriptArguments` below, TRL's `SFTConfig` (TrainingArguments + SFT:
 packing, packing_strategy, padding_free, max_length, assistant_only_loss, ...) or TRL's
 `ModelConfig` (model_name_or_path, dtype, use_peft, lora_*, load_in_4bit, ...). A YAML key that
-is none of these fails loudly. See train/README.md.
+is none of these fails loudly. A wrong config (empty, a value of the wrong type or out of range, a
+model or dataset path that does not exist, an output_dir that is a file) is one line naming the config
+file and the key, before any model loads (`check_args`). See train/README.md.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +47,57 @@ class ScriptArguments:
         "help": "drop rows longer than max_length (model tokenizer + template) instead of letting TRL cut off their answer"})
 
 
-def main(script_args, training_args, model_args):
+def _local_or_hub(value, key: str, what: str, where: dict) -> None:
+    """`value` is an existing local path or a well-formed Hugging Face Hub id; else InputError."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"no {what}: set {key} in the YAML or --{key} (a local path or a Hugging Face Hub id)", field=key, **where)
+    if Path(value).exists():
+        return
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(value)
+    except HFValidationError:
+        raise InputError(f"{value!r}: no such file or folder, and not a Hugging Face Hub id", field=key, **where) from None
+
+
+def check_args(script_args, training_args, model_args, config: str | None = None, cli: tuple[str, ...] = ()) -> None:
+    """InputError naming the config file (unless `cli` overrides the key) and the key, for settings that would
+    fail (or silently do something else) only after the model has loaded."""
+    def where(key: str) -> dict:
+        on_cli = any(a == f"--{key}" or a.startswith(f"--{key}=") for a in cli)
+        return {"path": config} if config and not on_cli else {}
+
+    def positive(key: str, value, allowed: str = "") -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(f"{value!r} is not a positive integer{allowed}", field=key, **where(key))
+
+    _local_or_hub(model_args.model_name_or_path, "model_name_or_path", "model folder", where("model_name_or_path"))
+    _local_or_hub(script_args.dataset_name, "dataset_name", "training data", where("dataset_name"))
+    positive("per_device_train_batch_size", training_args.per_device_train_batch_size)
+    positive("gradient_accumulation_steps", training_args.gradient_accumulation_steps)
+    if training_args.max_steps != -1:
+        positive("max_steps", training_args.max_steps, " (or -1: train num_train_epochs)")
+    elif not training_args.num_train_epochs > 0:
+        raise InputError(f"{training_args.num_train_epochs!r} is not a positive number of epochs", field="num_train_epochs",
+                         **where("num_train_epochs"))
+    if model_args.use_peft:
+        positive("lora_r", model_args.lora_r)
+    output = Path(training_args.output_dir)
+    for folder in (output, *output.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise InputError(f"{str(folder)!r} is a file, not a folder" + (" (output_dir must be a folder)" if folder == output else ""),
+                                 field="output_dir", **where("output_dir"))
+            if not os.access(folder, os.W_OK):
+                raise InputError(f"cannot write in {str(folder)!r}", field="output_dir", **where("output_dir"))
+            break
+
+
+def main(script_args, training_args, model_args, *, config: str | None = None, cli: tuple[str, ...] = ()):
     from trl import SFTTrainer, get_peft_config, get_quantization_config
+
+    check_args(script_args, training_args, model_args, config, cli)  # before any model or data loads
 
     # Model: loaded by SFTTrainer from these kwargs (quantized for QLoRA)
     model_init_kwargs = dict(revision=model_args.model_revision, trust_remote_code=training_args.trust_remote_code,
@@ -57,8 +109,6 @@ def main(script_args, training_args, model_args):
         training_args.chat_template_path = str(resolve_template(script_args.chat_template))
 
     # Data: contract-5 rows (or contract-4 samples with worked solutions), validated
-    if not script_args.dataset_name:
-        raise InputError("no training data: set dataset_name in the YAML or --dataset_name", field="dataset_name")
     train_dataset = load_training_dataset(script_args.dataset_name, script_args.dataset_train_split, script_args.dataset_config)
     if script_args.drop_overlong:  # a row longer than max_length would be truncated: no answer, no end-of-turn token
         from transformers import AutoTokenizer
@@ -117,15 +167,30 @@ def main(script_args, training_args, model_args):
 def make_parser():
     from trl import ModelConfig, SFTConfig, TrlParser
 
-    return TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+    class Parser(TrlParser):
+        def error(self, message):  # a bad command-line value: one line, not ~150 lines of usage
+            self.exit(2, f"train/sft.py: error: {message} (train/sft.py --help lists the options)\n")
+
+    return Parser((ScriptArguments, SFTConfig, ModelConfig))
+
+
+def cli(argv: list[str] | None = None):
+    """`python train/sft.py ARGS`: a bad config or option exits with one line naming the file and the key."""
+    from trl import ModelConfig, SFTConfig
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    check_config_argv(argv, (ScriptArguments, SFTConfig, ModelConfig), "train/sft.py")  # one line: missing/broken/typo/type
+    config = argv[argv.index("--config") + 1] if "--config" in argv[:-1] else None
+    overrides = tuple(argv[:argv.index("--config")] + argv[argv.index("--config") + 2:] if config else argv)
+    try:
+        script_args, training_args, model_args = make_parser().parse_args_and_config(args=argv)
+    except ValueError as err:  # TrainingArguments.__post_init__ (e.g. bf16 without a GPU): one line, not a traceback
+        sys.exit(f"train/sft.py: error: {f'file {config}: ' if config else ''}{str(err).strip().splitlines()[0]}")
+    try:
+        return main(script_args, training_args, model_args, config=config, cli=overrides)
+    except LedgerError as err:
+        sys.exit(f"train/sft.py: error: {err}")
 
 
 if __name__ == "__main__":
-    from trl import ModelConfig, SFTConfig
-
-    check_config_argv(sys.argv, (ScriptArguments, SFTConfig, ModelConfig), "train/sft.py")  # one line: missing/broken/typo
-    script_args, training_args, model_args = make_parser().parse_args_and_config()
-    try:
-        main(script_args, training_args, model_args)
-    except LedgerError as err:
-        sys.exit(f"train/sft.py: error: {err}")
+    cli()

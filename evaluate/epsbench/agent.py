@@ -157,26 +157,23 @@ def _native_call(tool_call: dict[str, Any], index: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- final answer
-def extract_final_json(text: str | None) -> dict[str, Any] | None:
-    """The last JSON object in the final message (whole text, a ```json fence, or a {...} span)."""
+def extract_final_json(text: str | None) -> Any:
+    """The final message's JSON, as the release's agent_lib/final_json.py reads it: the whole text, else the LAST
+    ```json fence that parses, else the FIRST balanced {...} span that parses; any JSON type (a list or the tool echo
+    `{"eps": 1.23}` before the answer is what the release scores, a format failure). None when nothing parses."""
     text = (text or "").strip()
-    candidates = [text] + list(reversed(_FENCE_RE.findall(text)))
-    for candidate in candidates:
+    for candidate in [text] + list(reversed(_FENCE_RE.findall(text))):
         try:
-            value = json.loads(candidate.strip())
+            return json.loads(candidate.strip())
         except json.JSONDecodeError:
             continue
-        if isinstance(value, dict):
-            return value
-    decoder, found = json.JSONDecoder(), None
+    decoder = json.JSONDecoder()
     for start in (m.start() for m in re.finditer(r"\{", text)):
-        try:
-            value, _ = decoder.raw_decode(text, start)
+        try:  # the object that starts here, ending at its balancing brace (braces inside strings do not count)
+            return decoder.raw_decode(text, start)[0]
         except json.JSONDecodeError:
             continue
-        if isinstance(value, dict) and (found is None or "fundamental_predictions" in value):
-            found = value
-    return found
+    return None
 
 
 def _finite(value: Any) -> float | None:
@@ -193,6 +190,9 @@ def make_record(conv: Conversation, truth: Truth | None, model: str, consensus: 
         errors.append(conv.error)
     elif final is None:
         errors.append("final message has no parseable JSON object")
+    elif not isinstance(final, dict):
+        errors.append(f"final message's JSON is a {type(final).__name__}, not an object")
+        final = {}
     predictions, evidence, driver_errors = {}, {}, []
     raw_preds = (final or {}).get("fundamental_predictions")
     if final is not None and not isinstance(raw_preds, dict):

@@ -69,6 +69,8 @@ def legacy_config(args: argparse.Namespace):
     information = args.information or ("full" if args.docs else "none")
     if information != "none" and not args.docs:
         raise InputError(f"--information {information} needs --docs (a document folder laid out like the release's)", field="docs")
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"must be a positive number of instances, not {args.limit}", field="--limit")
     release = load_release(args.release)
     chosen = [i.id for i in release.instances if not args.instances or i.id in set(args.instances)][: args.limit]
     if not chosen:

@@ -60,7 +60,7 @@ class EPSBench(Benchmark):
     version = SCORER_VERSION
     primary_metric = "pde_median"
     higher_is_better = {"pde_median": False, "compliance": True, "coverage": True, "interval_score_mean": False,
-                        "format_compliance": True}
+                        "format_compliance": True, "catastrophic_rate": False}
     multi_turn = True
 
     def __init__(self, task: str, *, seed: int = 0, data: str | None = None, **task_args: Any):
@@ -176,6 +176,7 @@ class EPSBench(Benchmark):
             "coverage": _proportion(round((results["coverage"] or 0) * results["n_with_interval"]), results["n_with_interval"]),  # the rows summarize counted
             "interval_score_mean": Metric(results["interval_score_mean"], results["n_with_interval"]),
             "format_compliance": _proportion(results["n_records"] - results["n_format_failures"], results["n_records"]),
+            "catastrophic_rate": _proportion(results["n_catastrophic_runs"], n_runs),
         }
         detail["group_by"] = list(self.task_spec.group_by)
         metrics = {m.name: known[m.name] for m in self.task_spec.metrics}  # the task YAML's `metrics`, in its order

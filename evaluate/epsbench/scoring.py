@@ -20,8 +20,13 @@ Reference: JadeXu16/epsbench, commit bbf98810, `stage_3_eval/main_tables.py` and
                  sign-test p as common.sign_p. Without the file, wins/losses are read from the
                  release's data/scores.csv for a named configuration (`--config`), as main_tables does.
 Per-record scores match data/scores.csv (pde, interval_covered, interval_score): tests/test_epsbench_official.py.
+  large errors   runs with a forecast whose PDE > 1 pp, over all runs (Table 4 "catastrophic")
+  direction      (needs consensus) runs with (ŷ > c) == (y > c), ties with c left out (Table 1)
 ledgerlm additions, named as such in results.json: a numpy bootstrap CI of the median PDE over instances and
-over companies (App. B.4's robustness check), signed error (Table 10), final-message format compliance.
+over companies (resampling companies for the median PDE itself; App. B.4 resamples companies for the consensus
+comparison intervals, a different quantity), signed error (Table 10), final-message format compliance.
+Known edge difference: the release's f() keeps ±inf (a p10 of -Infinity counts as an interval, IS = inf);
+here a non-finite value is not a number (the run has no interval).
 """
 from __future__ import annotations
 
@@ -37,8 +42,9 @@ from ledgerlm.evaluate import stats
 from ledgerlm.evaluate.epsbench.release import Release
 from ledgerlm.evaluate.epsbench.validation import Flag
 
-SCORER_VERSION = 2  # 2: aggregation exactly as the release's main_tables.py (finite-instance median, flipped intervals scored)
+SCORER_VERSION = 3  # 3: the final message's JSON read as the release's final_json.py (first balanced object, any type), Table 4's catastrophic runs, Table 1's surprise direction; 2: aggregation exactly as the release's main_tables.py (finite-instance median, flipped intervals scored)
 ALPHA = 0.2  # 80% interval
+CATASTROPHIC_PDE = 0.01  # main_tables.py Table 4: a run with PDE > 1 pp is a large ("catastrophic") error
 CI_LEVEL = 0.90  # the paper's bootstrap intervals are 90%
 N_BOOT = 2000
 
@@ -218,6 +224,9 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
         "width_median": _median([(r.p90 - r.p10) / r.price for r in with_interval]),
         "interval_score_mean": _mean([r.interval_score for r in with_interval]),
         "interval_score_median": _median([r.interval_score for r in with_interval]),
+        # Table 4 (main_tables.py "PDE > 1pp (catastrophic)"): runs with a forecast whose PDE exceeds 1 pp, of all runs
+        "n_catastrophic_runs": sum(r.eps_pred is not None and r.pde > CATASTROPHIC_PDE for r in in_grid),
+        "catastrophic_rate": (sum(r.eps_pred is not None and r.pde > CATASTROPHIC_PDE for r in in_grid) / (len(grid) * len(runs))) if grid else None,
         # ledgerlm additions (not in main_tables.py)
         "pde_median_ci": _boot_ci(finite, rng, n_boot),
         "pde_median_ci_company": _cluster_ci(finite, companies, rng, n_boot),
@@ -230,6 +239,7 @@ def summarize(release: Release, rows: list[Scored], runs: list[str], *, seed: in
         out[f"{key}_median"] = _median([r.usage[key] for r in rows if key in r.usage])
     if release.consensus is not None:
         out["consensus"] = versus_consensus(release, inst, grid)
+        out["consensus"]["surprise_direction_accuracy"] = surprise_direction_accuracy(release, in_grid)
     return out
 
 
@@ -269,6 +279,19 @@ def paired(a: Mapping[str, float], b: Mapping[str, float], cells: Iterable[str],
     lo, hi = release_boot_ci(diffs, n=n_boot)
     return {"median_diff": statistics.median(diffs) if diffs else None, "ci": [lo, hi], "wins": wins, "losses": losses,
             "win_rate": wins / (wins + losses) if wins + losses else None, "sign_test_p": sign_p(wins, losses), "n_diffs": len(diffs)}
+
+
+def surprise_direction_accuracy(release: Release, rows: list[Scored]) -> float | None:
+    """Table 1's surprise-direction accuracy (main_tables.direction_acc): over runs with a forecast p, the share with
+    (p > c) == (y > c), c the consensus; runs where y or p equals c (within 1e-9) or c is missing are left out."""
+    ok = n = 0
+    for r in rows:
+        c = release.consensus.get(r.id)
+        if r.eps_pred is None or c is None or r.eps_actual is None or abs(r.eps_actual - c) < 1e-9 or abs(r.eps_pred - c) < 1e-9:
+            continue
+        n += 1
+        ok += (r.eps_pred > c) == (r.eps_actual > c)
+    return ok / n if n else None
 
 
 def versus_consensus(release: Release, inst: Mapping[str, float], grid: list[str]) -> dict[str, Any]:

@@ -227,7 +227,7 @@ def _official_answer(raw: str, fmt: str, n: int, file: str | Path | None = None)
         return DEFICIENT, 0
     text = extract.normalize(raw)
     if fmt == "number":
-        tokens = re.findall(extract._NUMBER, text)
+        tokens = extract.number_tokens(text)
         if not tokens:
             raise InputError(f"official row {n}: answer {raw[:60]!r} has no number", path=file and str(file), field="answer")
         return float(tokens[-1].replace(",", "")), _places(tokens[-1])

@@ -8,7 +8,9 @@ with a regex extractor Φ(B). This module is Ψ and Φ:
 - `normalize`: NFKC (full-width digits and punctuation), unicode minus signs → `-`, HTML entities.
 - `extract_numbers`: every number in free text — thousands separators (`1,234.5`), signs,
   scientific notation (`1.5e3`), percent / `万` / `亿` suffixes are units and are ignored (the
-  prompt fixes the unit); numbers glued to letters (`FY2023`, `2023Q3`) are labels, not values.
+  prompt fixes the unit); numbers glued to letters (`FY2023`, `2023Q3`, `ABC1,234`) are labels, not
+  values, except a currency code (`RMB1,234.5`, `1,234.5USD` → 1234.5); a token is read whole, never
+  from inside (`ABC1,234.5` is not 234.5).
 - `parse_cell`: one table cell that must be exactly one number (`(1,234)` is accounting negative).
 - `isolate_block`: the LAST block of the requested format — `<table>…</table>`, a ```json fence,
   or a tuple list (`[[…], …]`, fenced or bare). A block that was opened but never closed is absent.
@@ -36,8 +38,18 @@ from typing import Any
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\u00a0": " ", "\u2009": " ", "\u202f": " "})
 _MINUS_RE = re.compile("[\u2212\u2012\u2013\ufe63\u00a0\u2009\u202f]")
 _NUMBER_BODY = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
+# ISO codes (and Rs) a model may glue to an amount: `RMB1,234.5` and `1,234.5USD` are 1234.5.
+CURRENCY_CODES = ("RMB", "CNY", "USD", "HKD", "EUR", "GBP", "JPY", "TWD", "NTD", "INR", "KRW", "CHF", "CAD", "AUD", "SGD", "Rs")
+_CURRENCY = "|".join(CURRENCY_CODES)
+_GLUED_AFTER = r"(?!(?:" + _CURRENCY + r")(?![A-Za-z]))[A-Za-z_\d年月日季]|\.\d"
+# One token per match, read whole: the number is taken atomically (lookahead + backreference), so a
+# token never restarts inside itself — `ABC1,234.5` is one label, not `234.5`; `1,234.5x` is no `1`.
+# `label` / `glued` are set when letters touch the number (`FY2023`, `2023Q3`): a label, not a value.
 _NUMBER = re.compile(
-    r"(?<![A-Za-z_\d.])[-+]?(?:" + _NUMBER_BODY + r")(?:[eE][-+]?\d+)?(?![A-Za-z_\d年月日季]|\.\d)"
+    r"(?:" + "|".join(rf"(?<=(?<![A-Za-z]){c})" for c in CURRENCY_CODES)
+    + r"|(?P<label>(?<=[A-Za-z_])(?=\.?\d))|(?<![A-Za-z_\d.]))"
+    r"(?=(?P<n>[-+]?(?:" + _NUMBER_BODY + r")(?:[eE][-+]?\d+)?))(?P=n)"
+    r"(?:(?P<glued>(?=" + _GLUED_AFTER + r"))|(?!" + _GLUED_AFTER + r"))"
 )
 _CELL = re.compile(
     r"\s*(\()?\s*[$¥￥€£]?\s*([-+]?(?:" + _NUMBER_BODY + r")(?:[eE][-+]?\d+)?)\s*(?:%|‰|万元|亿元|万|亿|元|千)?\s*(\))?\s*"
@@ -83,11 +95,21 @@ def _to_float(token: str) -> float | None:
 def extract_numbers(text: str) -> list[float]:
     """Every number in `text`, in order (Φ). `text` should already be `normalize`d."""
     out = []
-    for match in _NUMBER.finditer(text):
-        value = _to_float(match.group())
+    for token in number_tokens(text):
+        value = _to_float(token)
         if value is not None:
             out.append(value)
     return out
+
+
+def number_tokens(text: str) -> list[str]:
+    """The number tokens Φ reads in `text` (`1,234.5`, `-5`, `1.5e3`), labels such as `FY2023` left out."""
+    return [m["n"] for m in _NUMBER.finditer(text) if m["label"] is None and m["glued"] is None]
+
+
+def replace_numbers(text: str, replace) -> str:
+    """`text` with every number token Φ reads replaced by `replace(token)`; labels stay as they are."""
+    return _NUMBER.sub(lambda m: m.group() if m["label"] is not None or m["glued"] is not None else replace(m["n"]), text)
 
 
 def parse_cell(cell: Any) -> float | None:

@@ -16,7 +16,6 @@ from ledgerlm.evaluate.finindices import extract
 from ledgerlm.inference.backends import Backend, register_backend
 from ledgerlm.inference.backends.oracle import OracleSampler
 
-_NUMBER = extract._NUMBER  # the scorer's own number grammar, so the slip hits exactly what it reads
 FACTOR = 1000
 
 
@@ -39,7 +38,7 @@ def scale_final_answer(text: str, answer_format: str, factor: int) -> str:
         start, end = _last_block_span(text, answer_format)
     if start < 0:
         return text
-    scaled = _NUMBER.sub(lambda m: _times(m.group(), factor), text[start:end])
+    scaled = extract.replace_numbers(text[start:end], lambda token: _times(token, factor))  # Φ's own grammar
     return text[:start] + scaled + text[end:]
 
 

@@ -39,7 +39,7 @@ from ledgerlm.errors import InputError
 from ledgerlm.evaluate.finindices import extract
 from ledgerlm.inference.reasoning import split_reasoning
 
-SCORER_VERSION = 4  # 4: an answer span that is one figure is a cell ("(1,234)" negative), exact rounding of large values; 3: symbolic ≈ (precision is part of the answer), json objects, introduced years; bump together with `version` in evaluate/tasks/finindices/finindices.yaml
+SCORER_VERSION = 5  # 5: a number token is read whole ("ABC1,234.5" is a label, not 234.5), currency codes glued to it are units ("RMB1,234.5" = 1234.5); 4: an answer span that is one figure is a cell ("(1,234)" negative), exact rounding of large values; 3: symbolic ≈ (precision is part of the answer), json objects, introduced years; bump together with `version` in evaluate/tasks/finindices/finindices.yaml
 DEFICIENT = "Insufficient information"
 PARSE_ERRORS = frozenset({"unterminated_think", "empty_response", "no_number"})
 FORMAT_ERRORS = frozenset({"no_block", "not_rows"})

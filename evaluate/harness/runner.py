@@ -24,6 +24,7 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ledgerlm.atomic import check_folder, make_folder
 from ledgerlm.contracts import EvalRecord, append_jsonl, dumps
 from ledgerlm.errors import InputError
 from ledgerlm.evaluate.harness.args import generation_params, model_spec
@@ -78,9 +79,13 @@ def evaluate(config: RunConfig) -> tuple[dict[str, Any], int]:
     """Run every task; returns (the aggregate results.json dict, exit code: 0, or BACKEND_FAILED)."""
     if not config.tasks:
         raise InputError("no tasks given", field="--tasks")
+    if config.limit is not None and not config.limit > 0:
+        raise InputError(f"must be positive (a number of instances, or a fraction below 1), not {config.limit:g}",
+                         field="--limit")
     out = Path(config.output_path)
     if out.exists() and not out.is_dir():
         raise InputError("--output_path must be a folder (results.json, samples.jsonl, cache.jsonl go there)", path=str(out))
+    check_folder(out)  # a file above it: one error before any work
     refs = [TaskRef(task, *resolve_task(task)) for task in dict.fromkeys(config.tasks)]  # a task named twice runs once
     data, task_args = route_data(config.data, refs), route_task_args(config.task_args, refs)  # harness/routing.py
     benchmarks = [(r.task, r.cls(r.task, seed=config.seed, data=data[r.task], **task_args[r.task])) for r in refs]
@@ -231,7 +236,7 @@ def run_task(task: str, bench: Benchmark, sampler: Sampler, spec: str, options: 
         raise InputError(f"task {task!r}: instance id {dup!r} is not unique", path=str(bench.data) if bench.data else None)
     params = generation_params(bench.generation_defaults(), config.gen_kwargs, config.seed)
     fingerprint = _fingerprint(task, bench, spec, options, params, config, every_instance)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     done = _read_done(folder, fingerprint, config.resume)
     (folder / RESULTS).unlink(missing_ok=True)  # results.json marks a finished run: not until this one is
     atomic_write_text(folder / FINGERPRINT, json.dumps(fingerprint, indent=1) + "\n")

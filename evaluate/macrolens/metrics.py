@@ -147,8 +147,14 @@ def field_mean_mape(a: Arrays) -> float:
 
 
 def statement_parse_pct(a: Arrays) -> float:
-    """% of the cells with a target (the filing reports the field) whose prediction parsed: a field the filing does not
-    report has nothing to parse, and the prompt asks for null there (helper audit: a correct null cost parse rate)."""
+    """% of the whole (field x ticker) prediction grid that parsed to a number (paper §5.1: "the fraction of the
+    (field x ticker) prediction grid that yields a parseable numeric value"; §6.1: regressors "emit all 11xN")."""
+    return float(np.isfinite(a["pred"]).mean() * 100.0)
+
+
+def statement_parse_pct_applicable(a: Arrays) -> float:
+    """Variant: % of the cells with a target (the filing reports the field) whose prediction parsed: a field the
+    filing does not report has nothing to parse, and the prompt asks for null there."""
     applicable = np.isfinite(a["true"])
     if not applicable.any():
         return float("nan")
@@ -161,15 +167,24 @@ T3: dict[str, Callable[[Arrays], float]] = {
     "medape": lambda a: _median(statement_ape(a)),
     "balance_accuracy": lambda a: balance_accuracy(a["pred"]),
     "parse_pct": statement_parse_pct,
+    "parse_pct_applicable": statement_parse_pct_applicable,
     "n_unparsed_fields": lambda a: float((~np.isfinite(a["pred"]) & np.isfinite(a["true"])).sum()),
 }
 T3.update({f"mape_{f}": (lambda a, j=j: _mean(statement_ape(a)[:, j])) for j, f in enumerate(STATEMENT_FIELDS)})
 
 
 # ---- T4: scenario-conditioned post-event return (percent) ------------------------------------------
+def return_da(pred: np.ndarray, true: np.ndarray) -> float:
+    """% of instances whose predicted return has the realised return's sign. A non-response is scored as 0 and "a zero
+    prediction matches neither sign" (paper §6.1, T4): a 0 (or unparsed) forecast is a miss even when the realised
+    return is exactly 0."""
+    pred = zero_if_unparsed(pred)
+    return float(((pred != 0) & (np.sign(pred) == np.sign(true))).mean() * 100.0)
+
+
 T4: dict[str, Callable[[Arrays], float]] = {
     "mae": lambda a: float(np.abs(zero_if_unparsed(a["pred"]) - a["true"]).mean()),
-    "da": lambda a: float((np.sign(zero_if_unparsed(a["pred"])) == np.sign(a["true"])).mean() * 100.0),
+    "da": lambda a: return_da(a["pred"], a["true"]),
     "n_nonresponse": lambda a: float((~np.isfinite(a["pred"])).sum()),
     "parse_pct": lambda a: float(np.isfinite(a["pred"]).mean() * 100.0),
 }

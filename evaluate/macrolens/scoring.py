@@ -16,11 +16,11 @@ from ledgerlm.evaluate.macrolens.metrics import COUNTS, METRICS, PRIMARY, STATEM
 from ledgerlm.evaluate.macrolens.parsers import parse_fields, parse_trajectory, parse_value, strip_reasoning
 from ledgerlm.evaluate.macrolens.prompts import LADDER, LADDER_TASKS
 
-SCORER_VERSION = 3  # 3: an unparsed T1 answer hits no direction (DA), T3/T6 parse rate over the fields with a target; 2: T1 unparsed = zero path, T3/T6 MAPE = mean of per-field MAPEs, every metric stratified
+SCORER_VERSION = 4  # 4: T3/T6 parse rate over the whole field x ticker grid (paper §5.1; the old rate is parse_pct_applicable), T4 DA: a zero forecast misses a zero return; 3: an unparsed T1 answer hits no direction (DA), T3/T6 parse rate over the fields with a target; 2: T1 unparsed = zero path, T3/T6 MAPE = mean of per-field MAPEs, every metric stratified
 T7_FIELDS = ("rent", "price")
 T7_ALIASES = {"monthly_rent": "rent", "rent_estimate": "rent", "sale_price": "price", "price_estimate": "price", "value": "price"}
 STRATA_KEYS = ("sector", "cap_quartile", "filing_tercile", "category", "property_type", "state")
-NO_CI = COUNTS | {"parse_pct"}
+NO_CI = COUNTS | {"parse_pct", "parse_pct_applicable"}
 
 
 class Extraction(NamedTuple):

@@ -47,6 +47,7 @@ EPSBENCH = {m.name: m for m in (  # what the EPSBench benchmark reports (evaluat
     Metric("format_compliance", True, description="final message in the asked format"),
     Metric("interval_score_mean", False, description="interval score of the p10-p90 interval / price, mean"),
     Metric("coverage", None, description="share of actual EPS inside [p10, p90] (nominal 0.8: the YAML states a direction)"),
+    Metric("catastrophic_rate", False, description="runs with a forecast whose PDE > 1 pp / expected runs (Table 4)"),
 )}
 
 MACROLENS_TASKS = ("T1", "T2", "T3", "T4", "T5", "T6", "T7")

@@ -12,10 +12,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
+from ledgerlm.atomic import check_folder
 from ledgerlm.cli import exit_early, gc_paused
 from ledgerlm.errors import InputError
 from ledgerlm.synth.finindices import dataset, ray_runner
@@ -100,6 +103,9 @@ def _check_out(out: Path) -> None:
     overwrites those), or a work dir itself (`dataset.work_dir`). A file, or a folder of other files, is refused."""
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is an existing file: give a folder for the dataset")
+    check_folder(out, "--out folder")  # a folder above it that is a file
+    if not out.is_dir():
+        _probe_writable(next(p for p in out.absolute().parents if p.exists()), out)
     if not out.is_dir() or dataset.work_dir(out) == out:
         return
     # (NAME.tmp: what a killed run leaves of NAME; dot files: .DS_Store, NFS's .nfsXXXX of a split a reader holds open)
@@ -109,6 +115,15 @@ def _check_out(out: Path) -> None:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         raise InputError(f"--out {out} already holds files a synth run does not write ({shown}): give a new or empty "
                          f"folder, or one an earlier `ledgerlm synth` wrote ({', '.join(dataset.PUBLISHED)})")
+
+
+def _probe_writable(folder: Path, out: Path) -> None:
+    """The dataset and its work dir are made beside OUT: a folder that cannot hold a new folder (/proc, a read-only
+    mount) is refused before any work, naming OUT (the probe folder is removed at once)."""
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=folder, prefix=".ledgerlm-probe-"))
+    except OSError as err:
+        raise InputError(f"--out {out}: cannot create folders in {folder} ({err.strerror or err})", path=str(out)) from None
 
 
 def main(argv: list[str] | None = None) -> int:

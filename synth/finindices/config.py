@@ -184,6 +184,8 @@ def _check(cfg: SynthConfig, path: str | None) -> None:
         bad("company_group", f"company_group must be an integer >= 1, got {cfg.company_group!r}")
     if cfg.shard_size < 1:
         bad("shard_size", f"shard_size must be >= 1, got {cfg.shard_size}")
+    if cfg.num_proc < 1:
+        bad("num_proc", f"num_proc (--num-proc) must be >= 1, got {cfg.num_proc}")
     for f in cfg.formats:
         if f not in FORMATS:
             bad("formats", f"unknown format {f!r}; expected {FORMATS}")

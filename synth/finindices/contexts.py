@@ -130,6 +130,20 @@ def _runs(labels_by_key: list[tuple[tuple, str]], step) -> list[list[str]]:
     return runs
 
 
+def no_reports_message(stores, cfg: SynthConfig) -> str:
+    """Why no company can be drawn from: no mapped facts at all, or facts without one annual period (a lone 10-Q)."""
+    where = ", ".join(cfg.sources) if cfg.sources else "the embedded SEC sample"
+    found = sorted(stores)
+    if cfg.companies:
+        return f"no company of --companies {', '.join(cfg.companies)} has consolidated reports in the given sources ({where})"
+    if not found:
+        return f"no company has consolidated reports in the given sources ({where}): they hold no facts of a mapped concept"
+    shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+    who = f"company {shown} has" if len(found) == 1 else f"companies {shown} have"
+    return (f"no company has consolidated reports in the given sources ({where}): {who} facts but no annual "
+            "(about 12-month) period to place fiscal years and reports on; add an annual report (10-K, FY facts)")
+
+
 class Builder:
     """Holds the store, the registry and per-company caches; `slot(i, stats)` makes item i's samples."""
 
@@ -141,7 +155,7 @@ class Builder:
         has = getattr(stores, "has_reports", None)  # a lazy store cache knows without loading every store
         self.companies = [c for c in self.companies if (has(c) if has else stores[c].reports(c))]
         if not self.companies:
-            raise InputError("no company has consolidated reports in the given sources", field="sources")
+            raise InputError(no_reports_message(stores, cfg), field="sources")
         few = len(self.companies) < MIN_COMPANIES and not (cfg.test_companies or cfg.dev_companies)
         years = {fiscal_year(r.label) for c in self.companies for r in stores[c].reports(c)} if few else ()
         self.split_rule = split_rule(self.companies, years, seed=cfg.seed, dev_fraction=cfg.dev_fraction,

@@ -128,9 +128,12 @@ def manifest_sources(data: Path) -> list[str] | None:
         raise InputError("no manifest.json: not a `ledgerlm synth` dataset folder (or pass --source)", path=str(path))
     try:
         config = json.loads(path.read_text(encoding="utf-8"))["config"]
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as err:
         raise InputError(f"manifest.json has no readable config ({type(err).__name__}: {err})", path=str(path)) from None
-    sources = config.get("sources") or None
+    sources = config.get("sources") if isinstance(config, dict) else None
+    if sources is not None and (not isinstance(sources, list) or not all(isinstance(s, str) for s in sources)):
+        raise InputError(f"config.sources is {str(sources)[:60]!r}, not a list of paths", path=str(path), field="config.sources")
+    sources = sources or None
     for src in sources or ():
         if not Path(src).exists():
             raise InputError(f"the dataset was built from {src!r}, which is not there now: run from the folder the "

@@ -433,13 +433,22 @@ class TokenCounter:
         if path.suffix == ".json" and path.is_file():
             from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(str(path))
+            try:
+                tok = Tokenizer.from_file(str(path))
+            except Exception as err:  # noqa: BLE001 - tokenizers raises a bare Exception for a file it cannot read
+                why = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+                raise InputError(f"not a readable tokenizer.json ({why})", path=str(path), field="tokenizer") from None
             self._encode = lambda text: tok.encode(text, add_special_tokens=False).ids
             self.family, self.figures, self._figure_guard = _hf_family(tok)
         elif path.is_dir():
             from transformers import AutoTokenizer
 
-            tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            try:
+                tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            except Exception as err:  # noqa: BLE001 - transformers raises OSError/ValueError/KeyError/... for a folder it cannot use
+                why = (str(err).strip().splitlines() or [""])[0][:160].rstrip(" :")
+                raise InputError(f"tokenizer folder {path} holds no tokenizer transformers can load (a tokenizer.json, or a "
+                                 f"tokenizer_config.json with its vocabulary files; {type(err).__name__}: {why})", field="tokenizer") from None
             self._encode = lambda text: tok(text, add_special_tokens=False)["input_ids"]
             backend = getattr(tok, "backend_tokenizer", None)
             self.family, self.figures, self._figure_guard = _hf_family(backend) if backend is not None else (None, None, ())

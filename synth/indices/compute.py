@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass, field
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation, getcontext
 from typing import Callable
 
 from ledgerlm.errors import InputError, LedgerError, NotDerivable
@@ -208,7 +208,11 @@ def format_answer(value: float, result_kind: str, unit: str | None = None, decim
     gap = abs(scaled - boundary)
     if scaled != boundary and gap <= abs(scaled) * FLOAT_NOISE and gap <= quantum * BOUNDARY_SHARE:
         scaled = boundary  # (never a whole figure: 321,319,000,000 at 3 decimals is 0.0005 from a boundary, not on it)
-    return scaled.quantize(quantum, rounding=ROUND_HALF_UP)
+    try:
+        return scaled.quantize(quantum, rounding=ROUND_HALF_UP)
+    except InvalidOperation:  # more digits than a Decimal holds (28): one error, not decimal.InvalidOperation
+        raise InputError(f"{decimals} decimals of {scaled:.6g} need more than {getcontext().prec} significant digits; "
+                         "use fewer decimals", field="decimals") from None
 
 
 BOUNDARY_SHARE = Decimal("1e-6")  # ... and within this share of the quantum: float noise, not a value of the figures

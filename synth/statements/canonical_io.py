@@ -47,6 +47,8 @@ def read_canonical(path: str | Path) -> pd.DataFrame:
             df = pd.read_csv(open_text(path), sep=sep, dtype=str, keep_default_na=False)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
             raise InputError(f"not a readable CSV table ({str(err).splitlines()[0]})", path=where, field="rows") from None
+        if not isinstance(df.index, pd.RangeIndex):  # pandas reads a first data row longer than the header as index columns
+            raise InputError(f"row 1 has {df.index.nlevels} field(s) more than the {len(df.columns)} of the header", path=where, field="rows")
     else:
         raise InputError("unknown file type (expected .csv, .tsv, .parquet)", path=where, field="suffix")
     return sanity.check_facts(check_facts_frame(df, where), where)

@@ -36,6 +36,9 @@ TEXT_COLUMNS = [c for c in FACT_COLUMNS if c not in ("value", "fiscal_year")]
 DATE_COLUMNS = ["start", "end", "filed"]
 SCOPES = ("consolidated", "parent")
 PERIOD_KEY = ["company", "scope", "concept", "start", "end", "unit"]
+MIN_YEAR, MAX_YEAR = 1000, 9999  # `fiscal_year` is a four-digit year
+# `fiscal_period`: SEC fp values (FY, Q1-Q4, H1, H2, M9, CY, T1-T3) and the table loader's Q3YTD / Q1TTM
+FISCAL_PERIODS = r"|FY|CY|H[12]|M9|T[1-3]|Q[1-4](?:YTD|TTM)?"
 
 
 def empty_facts() -> pd.DataFrame:
@@ -53,7 +56,10 @@ def conform(columns: dict | pd.DataFrame) -> pd.DataFrame:
             df[col] = ""
         df[col] = df[col].fillna("").astype(str)
     df["value"] = pd.to_numeric(df.get("value", pd.Series(dtype=float)), errors="raise").astype("float64")
-    df["fiscal_year"] = pd.to_numeric(df.get("fiscal_year", pd.Series(dtype="Int64")), errors="coerce").astype("Int64")
+    years = pd.to_numeric(df.get("fiscal_year", pd.Series(dtype="Int64")), errors="coerce")
+    if len(years):  # a year that is no four-digit integer is no year (as 'FY20X3'): NA, not an Int64 overflow in pandas
+        years = years.where(years.between(MIN_YEAR, MAX_YEAR) & (years.astype("float64") % 1 == 0))
+    df["fiscal_year"] = years.astype("Int64")
     return df[FACT_COLUMNS].reset_index(drop=True)
 
 
@@ -72,7 +78,8 @@ def check_facts_frame(df: pd.DataFrame, source: str) -> pd.DataFrame:
         raise InputError(f"row {row + 1}: {out['value'][row]!r} is not a number", path=source, field="value")
     out["value"] = values
     years = pd.to_numeric(out["fiscal_year"], errors="coerce")
-    bad = years.isna() & out["fiscal_year"].notna() & (out["fiscal_year"].astype(str).str.strip() != "")
+    given = out["fiscal_year"].notna() & (out["fiscal_year"].astype(str).str.strip() != "")
+    bad = given & (years.isna() | ~years.between(MIN_YEAR, MAX_YEAR) | (years.astype("float64") % 1 != 0))
     if bad.any():
         row = int(bad.idxmax())
         raise InputError(f"row {row + 1}: {out['fiscal_year'][row]!r} is not a year", path=source, field="fiscal_year")
@@ -86,6 +93,16 @@ def check_facts_frame(df: pd.DataFrame, source: str) -> pd.DataFrame:
             row = int((~ok).idxmax())
             raise InputError(f"row {row + 1}: {out[col][row]!r} is not a YYYY-MM-DD date", path=source, field=col)
         out[col] = text
+    no_company = out["company"].str.strip() == ""
+    if no_company.any():
+        row = int(no_company.idxmax())
+        more = f" (and {int(no_company.sum()) - 1} more row(s))" if no_company.sum() > 1 else ""
+        raise InputError(f"row {row + 1}: company is empty{more}", path=source, field="company")
+    bad_period = ~out["fiscal_period"].str.strip().str.fullmatch(FISCAL_PERIODS, case=False)
+    if bad_period.any():
+        row = int(bad_period.idxmax())
+        raise InputError(f"row {row + 1}: fiscal_period {out['fiscal_period'][row]!r} is not a fiscal period (FY, Q1-Q4, H1, H2, M9, CY, T1-T3, Q1-Q4 with YTD/TTM, or empty)",
+                         path=source, field="fiscal_period")
     bad_scope = ~out["scope"].isin(SCOPES)
     if bad_scope.any():
         row = int(bad_scope.idxmax())

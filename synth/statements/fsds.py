@@ -61,6 +61,8 @@ def read_table(path: Path, columns: list[str]) -> pd.DataFrame:
         df = pd.read_csv(open_text(path), sep="\t", dtype=str, keep_default_na=False, quoting=3, on_bad_lines="error")
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise InputError(f"not a tab-separated FSDS table ({str(err).splitlines()[0]})", path=str(path), field="rows") from None
+    if not isinstance(df.index, pd.RangeIndex):  # pandas reads a first data row longer than the header as index columns
+        raise InputError(f"line 2 has {df.index.nlevels} field(s) more than the {len(df.columns)} of the header", path=str(path), field="rows")
     for col in columns:
         if col not in df.columns:
             raise InputError("missing column", path=str(path), field=col)
@@ -70,6 +72,18 @@ def read_table(path: Path, columns: list[str]) -> pd.DataFrame:
 def _iso(yyyymmdd: pd.Series) -> pd.Series:
     s = yyyymmdd.str.slice(0, 8)
     return s.str.slice(0, 4) + "-" + s.str.slice(4, 6) + "-" + s.str.slice(6, 8)
+
+
+def _check_dates(df: pd.DataFrame, column: str, path: Path) -> None:
+    """InputError naming the file, the accession (adsh) and the field of the first `column` that is no YYYYMMDD date."""
+    import pandas as pd
+
+    text = df[column].str.strip()
+    bad = pd.to_datetime(text, format="%Y%m%d", errors="coerce").isna() | ~text.str.fullmatch(r"\d{8}")
+    if bad.any():
+        row = df[bad].iloc[0]
+        more = f" (and {int(bad.sum()) - 1} more row(s))" if bad.sum() > 1 else ""
+        raise InputError(f"accession {row['adsh']}: {column} {row[column][:20]!r} is not a YYYYMMDD date{more}", path=str(path), field=column)
 
 
 def _starts(ddate: pd.Series, qtrs: pd.Series) -> pd.Series:
@@ -147,7 +161,9 @@ def load_fsds(folder: str | Path) -> pd.DataFrame:
     if values.isna().any():  # checked before the merges, so the error names the raw cell
         bad = num["value"][values.isna()].iloc[0]
         raise InputError(f"value {bad!r} is not a number", path=str(num_path), field="value")
+    _check_dates(num, "ddate", num_path)
     num = num.merge(sub[SUB_COLUMNS], on="adsh", how="inner")
+    _check_dates(num, "filed", sub_path)
     num["label"] = _labels(folder, num.assign(tag=num["element"]))
     statement = {c: concept_info(c).statement for c in num["concept"].unique()}
     per_share = {c for c in statement if concept_info(c).kind == "per_share"}

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # annotations only: functions that build or read frames impor
     import pandas as pd
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.facts import MAX_YEAR, MIN_YEAR  # `fy` is a four-digit year (a huge one overflowed Int64 in pandas)
 
 MAX_ABS_VALUE = 1e20
 # ISO 4217 active currency codes (plus CNH, the offshore renminbi some filers use).
@@ -137,7 +138,8 @@ def check_companyfacts_doc(doc: Any, source: str, taxonomies: tuple[str, ...] = 
                 for i, fact in enumerate(facts):
                     if type(fact) is dict and type(fact.get("val")) in (int, float) and type(fact.get("end")) is str \
                             and -MAX_ABS_VALUE <= fact["val"] <= MAX_ABS_VALUE:  # the usual fact: the full check only when this fails
-                        if type(fact.get("start", "")) is str and type(fact.get("fy", 0)) in (int, type(None)):
+                        fy = fact.get("fy")
+                        if type(fact.get("start", "")) is str and (fy is None or type(fy) is int and MIN_YEAR <= fy <= MAX_YEAR):
                             continue
                     _check_fact(fact, source, f"{where}.units.{unit}[{i}]", f"{taxonomy}:{tag} [{unit}] fact #{i}")
 
@@ -157,7 +159,7 @@ def _check_fact(fact: Any, source: str, field: str, what: str) -> None:
     if not isinstance(fact.get("end"), str):
         raise _bad(source, field, f"{what} has no 'end' date")
     fy = fact.get("fy")
-    if fy is not None and (isinstance(fy, bool) or not isinstance(fy, int)):
+    if fy is not None and (isinstance(fy, bool) or not isinstance(fy, int) or not MIN_YEAR <= fy <= MAX_YEAR):
         raise _bad(source, field, f"{what}: fy {str(fy)[:40]!r} is not a year")
 
 

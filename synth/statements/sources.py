@@ -56,6 +56,10 @@ def _expand(path: Path) -> list[tuple[str, Path]]:
         return [(kind, path)]
     if fsds.is_fsds_folder(path):
         return [("fsds", path)]
+    sub, num = fsds.find_file(path, "sub"), fsds.find_file(path, "num")
+    if (sub is None) != (num is None):  # half an FSDS quarter is an error, not a folder with no facts
+        raise InputError(f"an FSDS folder needs sub.txt and num.txt (plain or .gz); this one has no {'num' if num is None else 'sub'}.txt",
+                         path=str(path), field="num.txt" if num is None else "sub.txt")
     found = []
     for child in sorted(path.iterdir()):
         if child.name.startswith(("_", ".")) or child.name.lower() in SKIP_NAMES:

@@ -159,6 +159,8 @@ class FactStore(StoreViews):
         so its answers are the same (every statement of the embedded data compared: 1,320 equal), and `ledgerlm
         statements` / `compute` index one company (0.2-1.1 s) instead of all 20 (4.6 s). A query it cannot place that
         way (a CIK, an unknown name) indexes everything, so the error names what the data holds."""
+        if as_of is not None and not _is_date(as_of):
+            raise InputError(f"as-of date {str(as_of)[:40]!r} is not a calendar date YYYY-MM-DD", field="as_of")
         facts = load_facts(paths, latest_only=False)
         if company is not None:
             mine = _one_company(facts, company)
@@ -168,8 +170,15 @@ class FactStore(StoreViews):
                     one.resolve_company(company)
                     return one
                 except InputError:
-                    pass
-        return cls(facts, as_of=as_of)
+                    filed = mine.loc[mine["filed"] != "", "filed"]
+                    if as_of is not None and len(filed) and filed.min() > str(as_of):
+                        raise InputError(f"no filing of {mine['company'].iloc[0]} is dated on or before the as-of date {as_of} "
+                                         f"(its earliest is filed {filed.min()})", field="as_of") from None
+        store = cls(facts, as_of=as_of)
+        if as_of is not None and len(facts) and not ((facts["filed"] != "") & (facts["filed"] <= str(as_of))).any():
+            raise InputError(f"no filing in the sources is dated on or before the as-of date {as_of} (rows without a filing "
+                             "date, from tables or a bare XBRL instance, are left out of an as-of view)", field="as_of")
+        return store
 
     @property
     def unplaced(self) -> int:
@@ -951,6 +960,14 @@ def _exact(expr: str, *terms: float) -> float:
 
 def _fmt(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() and abs(x) >= 1000 else f"{x:,.6g}" if abs(x) < 1000 else f"{x:,.2f}"
+
+
+def _is_date(text: str) -> bool:
+    """A real calendar date written YYYY-MM-DD ('2023-13-01' is not one)."""
+    try:
+        return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(text))) and dt.date.fromisoformat(str(text)) is not None
+    except ValueError:
+        return False
 
 
 def _one_company(facts: pd.DataFrame, query: str) -> pd.DataFrame:

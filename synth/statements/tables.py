@@ -5,7 +5,11 @@
 A statement table is a label column plus period columns, as the FinIndices paper extracts them
 from annual reports. Understood:
 - labels in English or Chinese (taxonomy.map_label; rows that map to no concept are dropped,
-  rows without numbers are section headings);
+  rows without numbers are section headings); a label's trailing footnote reference ('(1)', '(a)', '*',
+  '†', a <sup>) is dropped first;
+- the SEC layout with '$' in a cell of its own: when a row's cells do not sit under the header's
+  columns (a header without colspan), currency-symbol cells are dropped and the values put under the
+  header's columns in order; a row whose values still do not line up is an error naming the row;
 - unit headers anywhere in the caption, the header rows or the text just before the table:
   单位：元 / 千元 / 万元 / 百万元 / 亿元, 美元, "in millions", "(in thousands, except per share)";
   per-share rows are never scaled; share counts follow "shares in thousands" or an "except ...
@@ -277,7 +281,8 @@ def _grid(trs, source: str, where: str) -> tuple[list[list[str]], list[list[str]
         for cell in tr.xpath("./th|./td"):
             while col in row:
                 col += 1
-            text = _clean(cell.text_content())
+            # a label's footnote reference (<sup>1</sup>) is no part of the label
+            text = _clean("".join(cell.xpath(".//text()[not(ancestor::sup)]")) if col == 0 else cell.text_content())
             colspan = _span(cell, "colspan", MAX_COLSPAN, source, where)
             rowspan = _span(cell, "rowspan", MAX_ROWSPAN, source, where)
             rowspan = n_rows - r if rowspan == 0 else min(rowspan, n_rows - r)
@@ -418,6 +423,56 @@ def scope_from_text(text: str) -> str | None:
     return None
 
 
+_FOOTNOTE = re.compile(r"\s*(?:[(（](?:\d{1,2}|[a-zA-Z])[)）]|[*†‡§]+)$")  # 'Revenue (1)', 'Revenue (a)', 'Revenue*', 'Revenue†'
+
+
+def row_label(text: str) -> str:
+    """A row label without its trailing footnote references, so 'Revenue (1)' maps as 'Revenue' does."""
+    for _ in range(3):
+        text = _FOOTNOTE.sub("", text).strip()
+    return text
+
+
+_CURRENCY_ONLY = re.compile(r"(US\$|NT\$|HK\$|RMB|[$¥￥€£])")
+
+
+def _misaligned(row: list[str], header_rows: list[list[str]], heads: dict[int, str], periods: dict) -> bool:
+    """A body row whose cells do not sit under the header's columns: text beyond the header's last
+    column, or a currency-symbol cell ('$', the SEC layout) in a period column of its own (the header
+    gives the symbol and its number no shared, spanned column, so the number would land in the next period)."""
+    if not header_rows:
+        return False
+    header_width = max(len(r) for r in header_rows)
+    if any(c and not _CURRENCY_ONLY.fullmatch(c) for c in row[header_width:]):
+        return True
+    return any(_CURRENCY_ONLY.fullmatch(c) and col in periods and heads.get(col) != heads.get(col + 1)
+               for col, c in enumerate(row) if col)
+
+
+def _realigned(row: list[str], header_rows: list[list[str]], heads: dict[int, str], source: str) -> list[str]:
+    """`row` with currency-symbol and empty cells dropped (a lone ')' closes the number before it) and the remaining cells put, in order, under the
+    header's columns (a spanned header is one column); InputError naming the row when the counts differ."""
+    header_width = max(len(r) for r in header_rows)
+    slots: list[int] = []  # first column of each header column (a run of equal, non-empty header text)
+    for col in range(1, header_width):
+        if heads.get(col) and (not slots or heads[slots[-1]] != heads[col]):
+            slots.append(col)
+    kept: list[str] = []
+    for cell in row[1:]:
+        if cell == ")" and kept and kept[-1].startswith("("):  # SEC: '(50' and ')' in two cells
+            kept[-1] += ")"
+        elif cell and not _CURRENCY_ONLY.fullmatch(cell):
+            kept.append(cell)
+    if len(kept) != len(slots):
+        shown = ", ".join(repr(c) for c in kept[:8])
+        raise InputError(f"row {row[0]!r}: its value cells ({shown}) do not line up with the {len(slots)} header column(s) "
+                         f"{[heads[c] for c in slots][:8]!r}; which value belongs to which period is ambiguous", path=source, field=row[0])
+    out = [row[0]] + [""] * (max(len(row), header_width) - 1)
+    for col, cell in zip(slots, kept):
+        out[col] = cell
+    return out
+
+
 def table_facts(raw: RawTable, source: str, *, company: str | None = None, company_name: str = "", statement: str | None = None,
                 scope: str | None = None, currency: str | None = None, scale: float | None = None,
                 period_dates: dict | None = None, form: str = "", filed: str = "") -> pd.DataFrame:
@@ -430,12 +485,13 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
     texts = " ".join([raw.caption, raw.context, *(" ".join(r) for r in header_rows)])
     statement = statement or raw.attrs.get("statement") or statement_from_text(raw.caption + " " + raw.context)
     if statement is None:  # fall back to the concepts the rows name
-        found = [concept_info(c).statement for c in (map_label(r[0]) for r in body if r) if c]
+        found = [concept_info(c).statement for c in (map_label(row_label(r[0])) for r in body if r) if c]
         statement = max(set(found), key=found.count) if found else "income"
     width = max((len(r) for r in header_rows + body), default=0)
     periods: dict[int, PeriodHeader] = {}
+    heads: dict[int, str] = {}  # column -> its joined header text
     for col in range(1, width):
-        joined = " ".join(r[col] for r in header_rows if col < len(r) and r[col])
+        joined = heads[col] = " ".join(r[col] for r in header_rows if col < len(r) and r[col])
         if raw.attrs.get("period") and not joined:
             joined = raw.attrs["period"]
         parsed = parse_period_header(joined, statement, period_dates)
@@ -452,12 +508,15 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
     scope = scope or raw.attrs.get("scope") or scope_from_text(raw.caption + " " + raw.context) or "consolidated"
     rows = []
     for r_index, row in enumerate(body):
-        if not row or not row[0]:
+        if not row or not row_label(row[0]):
             continue
+        row = [row_label(row[0]), *row[1:]]
         concept = map_label(row[0])
         if concept is None:
             continue
         info = concept_info(concept)
+        if _misaligned(row, header_rows, heads, periods):
+            row = _realigned(row, header_rows, heads, source)
         for col, period in periods.items():
             cell = row[col] if col < len(row) else ""
             try:

@@ -8,7 +8,8 @@ clients of CONNECTIONS_PER_CLIENT connections). Only 408, 429, 5xx, timeouts and
 are retried, by the one retry policy (`ledgerlm.inference.retry.RetryPolicy`: exponential backoff with
 jitter, `Retry-After` as seconds or an HTTP date, every wait capped at `backoff_max`). The
 API key comes from the environment variable `api_key_env` (default OPENAI_API_KEY) and never
-appears in logs or errors; OpenAI's own API (the default base_url) with the variable unset is one
+appears in logs or errors (`OpenAISampler.redact`: a server that echoes the Authorization header in an
+error body gets *** in its place); OpenAI's own API (the default base_url) with the variable unset is one
 error before any request (a server of your own, e.g. a local `vllm serve`, may need no key).
 Credentials written into `base_url` (`https://user:key@host/v1?api_key=…`) are redacted from the
 model id, errors and logs (`redact_url`). Native `tool_calls` and `reasoning_content` (or
@@ -133,6 +134,17 @@ class OpenAISampler:
         """One conversation -> one Completion on `client`, with the retry policy above (`rng`: backoff jitter)."""
         return await self._post(client, self.body(messages, params, tools), rng)
 
+    def redact(self, text: str, client: httpx.AsyncClient | None = None) -> str:
+        """`text` (an error a server or httpx produced) without the API key: the key the client sent and
+        the one in `api_key_env` become ***, as does any `Bearer <token>`; URL credentials as `redact_text`."""
+        keys = {os.environ.get(self.api_key_env) or ""}
+        if client is not None:
+            keys.add(re.sub(r"(?i)^\s*Bearer\s+", "", client.headers.get("authorization", "")).strip())
+        for key in sorted(keys, key=len, reverse=True):
+            if key:
+                text = text.replace(key, "***")
+        return redact_text(_BEARER.sub("Bearer ***", text))
+
     async def _post(self, client: httpx.AsyncClient, body: dict[str, Any], rng: random.Random) -> Completion:
         last_error = ""
         for attempt in range(self.max_retries + 1):
@@ -141,7 +153,7 @@ class OpenAISampler:
                 async with client.stream("POST", self.url, json=body) as response:
                     raw = await read_capped(response, MAX_BODY_BYTES if response.status_code == 200 else 4096)
             except RETRYABLE_ERRORS as err:
-                last_error = redact_text(f"{type(err).__name__}: {err}")
+                last_error = self.redact(f"{type(err).__name__}: {err}", client)
             except httpx.DecodingError as err:  # a broken gzip/deflate body: this item fails, the run goes on
                 return _bad_body(f"undecodable content encoding ({err})")
             else:
@@ -150,7 +162,7 @@ class OpenAISampler:
                         return _bad_body(f"over {MAX_BODY_BYTES} bytes after decompression")
                     return parse_body(raw)
                 text = (raw or b"").decode("utf-8", errors="replace")
-                last_error = redact_text(f"HTTP {response.status_code}: {clean_text(text[:300])}")
+                last_error = f"HTTP {response.status_code}: {clean_text(self.redact(text, client)[:300])}"
                 if response.status_code not in RETRYABLE_STATUS:
                     return Completion(text="", finish_reason="error", error=last_error)
                 retry_after = response.headers.get("retry-after")
@@ -243,6 +255,7 @@ def _bad_body(detail: str) -> Completion:
     return Completion(text="", finish_reason="error", error=f"malformed response body: {clean_text(detail)}")
 
 
+_BEARER = re.compile(r"(?i)\bBearer\s+[^\s\"',;]*")
 _SECRET_PARAM = re.compile(r"key|token|secret|password|passwd|auth|sig|credential", re.IGNORECASE)
 
 
