@@ -2,7 +2,7 @@
 
     with RawServer([b'[]', b'{"choices": null}']) as server: ...   # then openai:MODEL at server.url
 
-Bounded: each request pops the next body (the last one repeats); `server.hits` counts requests, so a
+Bounded: each request pops the next body (the last one repeats; or `body_for(headers)` makes it); `server.hits` counts requests, so a
 test can assert nothing looped. Optional per-body headers (e.g. Content-Encoding: gzip).
 """
 from __future__ import annotations
@@ -12,7 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class RawServer:
-    def __init__(self, bodies: list[bytes | tuple[bytes, dict]], status: int = 200):
+    def __init__(self, bodies: list[bytes | tuple[bytes, dict]], status: int = 200, body_for=None):
+        """`body_for(request_headers) -> bytes`, when given, makes every body instead (e.g. one echoing a header)."""
         self.bodies, self.status, self.hits, self.paths = list(bodies), status, 0, []
         self._lock = threading.Lock()
         owner = self
@@ -26,7 +27,9 @@ class RawServer:
                 with owner._lock:
                     owner.hits += 1
                     owner.paths.append(self.path)
-                    item = owner.bodies.pop(0) if len(owner.bodies) > 1 else owner.bodies[0]
+                    item = owner.bodies.pop(0) if len(owner.bodies) > 1 else owner.bodies[0] if owner.bodies else b""
+                if body_for is not None:
+                    item = body_for(self.headers)
                 body, headers = item if isinstance(item, tuple) else (item, {})
                 self.send_response(owner.status)
                 self.send_header("Content-Type", "application/json")

@@ -4,59 +4,30 @@
 
 #7: a server that echoes the Authorization header in its error body: the API key appears nowhere
 (stderr, results.json, samples.jsonl, distill's rejects). #8: train/sft.py configs that are wrong are
-refused before any model loads, with one line naming the config file and the key (exit 2). #9: non-UTF-8
+refused before any model loads, with one line naming the config file and the key (exit 1, as every config error). #9: non-UTF-8
 bytes in a JSONL name the file and line. #10: an --out whose parent is a file names the path. #11:
 a manifest with a non-list `config.sources`; `eval --limit -1`.
 """
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from .fake_openai import RawServer
 
 KEY = "sk-test-SECRET-s22"
 
 
-class EchoAuthServer:
+def _echo_auth(headers) -> bytes:
+    auth = headers.get("authorization", "")
+    return json.dumps({"error": {"message": f"Incorrect API key provided: {auth} (key {auth[7:]})"}}).encode()
+
+
+def EchoAuthServer(status: int) -> RawServer:  # noqa: N802
     """Loopback server answering every POST with `status` and a body quoting the Authorization header."""
-
-    def __init__(self, status: int):
-        owner = self
-        self.hits = 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                owner.hits += 1
-                auth = self.headers.get("authorization", "")
-                body = json.dumps({"error": {"message": f"Incorrect API key provided: {auth} (key {auth[7:]})"}}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._httpd.shutdown()
-        self._httpd.server_close()
+    return RawServer([], status=status, body_for=_echo_auth)
 
 
 # --- #7: the API key echoed by a server ---------------------------------------------------------------
