@@ -129,6 +129,12 @@ def _compare_losses(run_a, run_b, results_a: dict, results_b: dict, samples_a: l
     by = [k for k in by if any(k in a[i]["fields"] or k in b[i]["fields"] for i in ids)]
     release = "epsbench" in (results_a.get("benchmark"), results_b.get("benchmark"))  # + the release's own paired test
     rows = [_loss_row({}, ids, a, b, n_boot, seed, cluster, release)]
+    if release and isinstance(results_a.get("instance_pde"), dict) and isinstance(results_b.get("instance_pde"), dict):
+        # over the release's whole instance grid, as main_tables pairs P[a], P[b] over GRID: an instance or run a side
+        # has no record of is +inf there (results.json's instance_pde holds it, null = +inf); the folded samples do not
+        grid = {**results_a["instance_pde"], **results_b["instance_pde"]}
+        side = lambda r: {i: {"score": r["instance_pde"].get(i)} for i in grid}  # noqa: E731
+        rows[0].update(_release_paired(sorted(grid), side(results_a), side(results_b)))
     for depth in range(1, len(by) + 1):  # e.g. task, then task × level
         keys = tuple(by[:depth])
         groups: dict[tuple, list[str]] = {}

@@ -83,6 +83,9 @@ def test_extract_final_json_reads_as_the_release():
     assert extract_final_json(f"```json\n[1,2]\n```\n{json.dumps(final)}") == [1, 2]  # the fence wins, a list
     assert extract_final_json(f'{{"note": "a }} in a string"}} then {json.dumps(final)}') == {"note": "a } in a string"}
     assert extract_final_json(f"{{broken {json.dumps(final)}") == final  # a span that does not parse is skipped
+    # second audit (s22): a fenced JSON null is skipped as the release's `_try` does; deep nesting is no crash
+    assert extract_final_json(f"```json\n{json.dumps(final)}\n```\nNo further changes:\n```json\nnull\n```") == final
+    assert extract_final_json("[" * 5000) is None and extract_final_json("{" * 5000 + json.dumps(final)) == final
 
 
 def _final_answer(drivers: dict, eps: float) -> str:

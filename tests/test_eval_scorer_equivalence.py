@@ -34,20 +34,28 @@ from ledgerlm.inference.reasoning import split_reasoning  # noqa: E402
 
 DEFICIENT = "Insufficient information"
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\u00a0": " ", "\u2009": " ", "\u202f": " "})
-_BODY = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
-R_CURRENCIES = "RMB CNY USD HKD EUR GBP JPY TWD NTD INR KRW CHF CAD AUD SGD Rs".split()
-_R_CUR = "|".join(R_CURRENCIES)
-# pre: a currency code, a letter touching the number (a label), or nothing; n: the number, atomic;
-# post: a letter or `.digit` touching it (a label) unless it is a currency code.
+_BODY = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
+R_CURRENCIES = ("RMB CNY USD HKD EUR GBP JPY TWD NTD INR KRW CHF CAD AUD SGD MYR BRL ZAR MXN SEK NOK DKK NZD THB IDR RUB SAR AED "
+                "PLN Rs").split()
+_R_CUR = "(?i:" + "|".join(R_CURRENCIES) + ")"
+# A number: prefix (a minus before a currency sign/code -> `neg`; a currency code, optional dot; or nothing touching it),
+# the number itself atomic, then `post`: a letter or `.digit` touching it (a label) unless it is a currency code.
+# Else a letter or dot followed by a digit run: the run is a `label`, consumed whole.
 R_NUMBER = re.compile(
-    rf"(?P<pre>(?<![A-Za-z])(?:{_R_CUR})|[A-Za-z_](?=\.?\d)|(?<![A-Za-z_\d.]))"
+    r"(?:(?P<neg>(?<![A-Za-z_\d.])-\s?(?:US\$|HK\$|NT\$|[$¥￥€£]|" + _R_CUR + r"\.?)\s?(?=\.?\d))"
+    r"|(?<![A-Za-z])" + _R_CUR + r"\.?(?=[-+]?\d)|(?<![A-Za-z_\d.]))"
     r"(?P<n>(?>[-+]?(?:" + _BODY + r")(?:[eE][-+]?\d+)?))"
-    rf"(?P<post>(?!(?:{_R_CUR})(?![A-Za-z]))[A-Za-z_\d年月日季]|\.\d)?"
+    r"(?P<post>(?!" + _R_CUR + r"(?![A-Za-z]))[A-Za-z_\d年月日季]|\.\d)?"
+    r"|(?P<label>[A-Za-z_.]\.?\d+(?:,\d{3}(?!\d))*(?:\.\d+)*)"
 )
 
 
 def r_number_matches(text):
-    return [m for m in R_NUMBER.finditer(text) if (m["pre"] == "" or m["pre"] in R_CURRENCIES) and m["post"] is None]
+    return [m for m in R_NUMBER.finditer(text) if m["n"] is not None and m["post"] is None]
+
+
+def r_token(m):
+    return ("-" if m["neg"] else "") + m["n"]
 R_CELL = re.compile(r"\s*(\()?\s*[$¥￥€£]?\s*([-+]?(?:" + _BODY + r")(?:[eE][-+]?\d+)?)\s*(?:%|‰|万元|亿元|万|亿|元|千)?\s*(\))?\s*")
 R_MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*\**\s*[:：]|最终答案\s*[:：]?|答案\s*[:：]", re.IGNORECASE)
 R_REFUSAL = re.compile(r"insufficient\s+information|信息不足", re.IGNORECASE)
@@ -69,7 +77,7 @@ def r_float(token):
 
 
 def r_numbers(text):
-    return [v for v in (r_float(m["n"]) for m in r_number_matches(text)) if v is not None]
+    return [v for v in (r_float(r_token(m)) for m in r_number_matches(text)) if v is not None]
 
 
 def r_cell(cell):
@@ -309,7 +317,7 @@ FRAGMENTS = ["<table>", "</table>", "<tr>", "<td>", "</td>", "<th>", "</tr>", "<
              "<think>", "</think>", "Final answer:", "Answer：", "答案：", "最终答案", "\\boxed{", "Insufficient information", "信息不足",
              "&minus;", "&nbsp;", "&amp;", "&#65297;", "FY2023Q3YTD", "2023-06-30", "2022", "None", "null", "NaN", "Infinity", "inf",
              "1,234.50", "(1,234)", "−12.5", "１２３．４５", "12.5%", "3.2万", "4亿", "1.5e3", "-.5e-3", "1e999", "1,2,3", "0x1F", "$12",
-             "¥3.5元", "RMB", "USD", "Rs", "ABC", "x", "1_000", "٣٤", "①", "½", "{'Revenue': 1.5}", '{"a": [1, 2]}', "True", "'it\\'s'", "\u00a0", "\u2009", "\u3000"]
+             "¥3.5元", "RMB", "USD", "Rs.", "rmb", "ABC", "approx.", "x", "-$", "-RMB ", "[100,2500]", "1_000", "٣٤", "①", "½", "{'Revenue': 1.5}", '{"a": [1, 2]}', "True", "'it\\'s'", "\u00a0", "\u2009", "\u3000"]
 
 
 def _rand_number(rng: random.Random) -> str:

@@ -43,6 +43,11 @@ def table(answer, fmt, decimals=2):
     ("1,234.5USD, 100 RMB", [1234.5, 100.0]),
     ("ABC1,234.5 XRMB1,234 1,234.5x 2023Q3,7", [7.0]),
     ("abc-5 FY2023,2024 1.2.3", [5.0, 2024.0]),
+    # second audit (s22): a list without spaces, a dot before a glued token, a minus before the currency, any case
+    ("[100,2500] [100,250] 1,2345", [100.0, 2500.0, 100250.0, 1.0, 2345.0]),
+    ("approx.1,234.5 ...1,234.5 Rs.1,234.5", [1234.5]),
+    ("-$1,234.5, -RMB 1,234.5, \u2212\u00a51,234.5, RMB-5", [-1234.5, -1234.5, -1234.5, -5.0]),
+    ("rmb1,234.5 Rmb1,234.5 MYR1,234.5", [1234.5, 1234.5, 1234.5]),
 ])
 def test_extract_numbers(text, expected):
     assert extract_numbers(normalize(text)) == expected

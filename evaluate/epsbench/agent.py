@@ -163,17 +163,25 @@ def extract_final_json(text: str | None) -> Any:
     `{"eps": 1.23}` before the answer is what the release scores, a format failure). None when nothing parses."""
     text = (text or "").strip()
     for candidate in [text] + list(reversed(_FENCE_RE.findall(text))):
-        try:
-            return json.loads(candidate.strip())
-        except json.JSONDecodeError:
-            continue
+        value = _json_or_none(candidate.strip())
+        if value is not None:  # the release's `_try`: a JSON null is no answer, the search goes on
+            return value
     decoder = json.JSONDecoder()
     for start in (m.start() for m in re.finditer(r"\{", text)):
         try:  # the object that starts here, ending at its balancing brace (braces inside strings do not count)
             return decoder.raw_decode(text, start)[0]
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
     return None
+
+
+def _json_or_none(text: str) -> Any:
+    """json.loads, or None for anything it cannot read (the release catches every exception: 10,000 nested brackets
+    raise RecursionError, not a JSON error)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _finite(value: Any) -> float | None:

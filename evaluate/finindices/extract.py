@@ -37,19 +37,26 @@ from typing import Any
 
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\u00a0": " ", "\u2009": " ", "\u202f": " "})
 _MINUS_RE = re.compile("[\u2212\u2012\u2013\ufe63\u00a0\u2009\u202f]")
-_NUMBER_BODY = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
-# ISO codes (and Rs) a model may glue to an amount: `RMB1,234.5` and `1,234.5USD` are 1234.5.
-CURRENCY_CODES = ("RMB", "CNY", "USD", "HKD", "EUR", "GBP", "JPY", "TWD", "NTD", "INR", "KRW", "CHF", "CAD", "AUD", "SGD", "Rs")
-_CURRENCY = "|".join(CURRENCY_CODES)
-_GLUED_AFTER = r"(?!(?:" + _CURRENCY + r")(?![A-Za-z]))[A-Za-z_\d年月日季]|\.\d"
-# One token per match, read whole: the number is taken atomically (lookahead + backreference), so a
-# token never restarts inside itself — `ABC1,234.5` is one label, not `234.5`; `1,234.5x` is no `1`.
-# `label` / `glued` are set when letters touch the number (`FY2023`, `2023Q3`): a label, not a value.
-_NUMBER = re.compile(
-    r"(?:" + "|".join(rf"(?<=(?<![A-Za-z]){c})" for c in CURRENCY_CODES)
-    + r"|(?P<label>(?<=[A-Za-z_])(?=\.?\d))|(?<![A-Za-z_\d.]))"
+# a thousands-grouped number is never followed by another digit ([100,2500] is 100 and 2500, not a label)
+_NUMBER_BODY = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
+# ISO codes (and Rs) a model may glue to an amount, any case: `RMB1,234.5`, `Rs.1,234.5`, `1,234.5USD` are 1234.5.
+CURRENCY_CODES = ("RMB", "CNY", "USD", "HKD", "EUR", "GBP", "JPY", "TWD", "NTD", "INR", "KRW", "CHF", "CAD", "AUD", "SGD",
+                  "MYR", "BRL", "ZAR", "MXN", "SEK", "NOK", "DKK", "NZD", "THB", "IDR", "RUB", "SAR", "AED", "PLN", "Rs")
+_CODE = "(?i:" + "|".join(CURRENCY_CODES) + ")"
+_AFTER_CODE = "|".join(rf"(?<=(?<![A-Za-z])(?i:{c}))" for c in CURRENCY_CODES)  # the position right after a code
+_AFTER_CODE_DOT = "|".join(rf"(?<=(?<![A-Za-z])(?i:{c})\.)" for c in CURRENCY_CODES)
+_GLUED_AFTER = r"(?!" + _CODE + r"(?![A-Za-z]))[A-Za-z_\d年月日季]|\.\d"
+# One token per match, read whole. A number (`n`, taken atomically: lookahead + backreference) starts where no letter,
+# digit or dot touches it, or right after a currency code (`RMB1,234.5`, `Rs.1,234.5`); `neg` is a minus before a
+# currency sign or code (`-$1,234.5`, `-RMB 1,234.5`); `glued` is a letter touching its end (`2023Q3`). A run of digits
+# a letter or dot touches (`FY2023`, `ABC1,234.5`, `approx.1,234.5`) is consumed whole as a `label`, so no number is
+# ever read from inside a token (`234.5`).
+_NUMBER = re.compile(  # (the leading class is a fast reject: a token starts at a sign, dot or digit)
+    r"(?=[-+.\d])(?:(?:(?<![A-Za-z_\d.])|(?P<neg>(?<![A-Za-z_\d.])-\s?(?:US\$|HK\$|NT\$|[$¥￥€£]|" + _CODE + r"\.?)\s?)(?=\.?\d)"
+    r"|(?<=[A-Za-z.])(?:" + _AFTER_CODE + r"|" + _AFTER_CODE_DOT + r")(?=[-+]?\d))"
     r"(?=(?P<n>[-+]?(?:" + _NUMBER_BODY + r")(?:[eE][-+]?\d+)?))(?P=n)"
     r"(?:(?P<glued>(?=" + _GLUED_AFTER + r"))|(?!" + _GLUED_AFTER + r"))"
+    r"|(?P<label>(?<=[A-Za-z_.])(?!(?:" + _AFTER_CODE + r")\.\d)\.?\d+(?:,\d{3}(?!\d))*(?:\.\d+)*))"
 )
 _CELL = re.compile(
     r"\s*(\()?\s*[$¥￥€£]?\s*([-+]?(?:" + _NUMBER_BODY + r")(?:[eE][-+]?\d+)?)\s*(?:%|‰|万元|亿元|万|亿|元|千)?\s*(\))?\s*"
@@ -104,12 +111,17 @@ def extract_numbers(text: str) -> list[float]:
 
 def number_tokens(text: str) -> list[str]:
     """The number tokens Φ reads in `text` (`1,234.5`, `-5`, `1.5e3`), labels such as `FY2023` left out."""
-    return [m["n"] for m in _NUMBER.finditer(text) if m["label"] is None and m["glued"] is None]
+    return [_signed(m) for m in _NUMBER.finditer(text) if m["label"] is None and m["glued"] is None]
+
+
+def _signed(m: re.Match) -> str:
+    return "-" + m["n"] if m["neg"] is not None else m["n"]
 
 
 def replace_numbers(text: str, replace) -> str:
     """`text` with every number token Φ reads replaced by `replace(token)`; labels stay as they are."""
-    return _NUMBER.sub(lambda m: m.group() if m["label"] is not None or m["glued"] is not None else replace(m["n"]), text)
+    return _NUMBER.sub(lambda m: m.group() if m["label"] is not None or m["glued"] is not None
+                       else m.group()[:len(m.group()) - len(m["n"])] + replace(m["n"]), text)
 
 
 def parse_cell(cell: Any) -> float | None:
