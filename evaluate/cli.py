@@ -202,7 +202,8 @@ def legacy_finindices_config(args: argparse.Namespace):
                  "lenient_precision": args.lenient_precision or None}
     gen = {"max_tokens": args.max_tokens, "temperature": args.temperature, "top_p": args.top_p}
     return RunConfig(model=args.model, model_args=model_args, tasks=[args.task], output_path=args.out, data=args.data,
-                     task_args={k: v for k, v in task_args.items() if v is not None}, limit=args.limit,
+                     task_args={k: v for k, v in task_args.items() if v is not None},
+                     limit=int(args.limit) if args.limit is not None and args.limit >= 1 else args.limit,
                      seed=args.seed if args.seed is not None else 0, gen_kwargs={k: v for k, v in gen.items() if v is not None},
                      log_samples=True, use_cache=not args.no_cache, bootstrap_iters=args.n_boot,
                      max_failed_fraction=args.max_failed_fraction, progress=False)

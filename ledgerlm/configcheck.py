@@ -107,10 +107,23 @@ def check_values(doc: dict, types: tuple, path: str | Path) -> None:
                     raise InputError(problem, path=str(path), field=f.name)
 
 
+def normalize_config_argv(argv: list[str]) -> list[str]:
+    """`argv` with the first `--config=C` written as `--config C` (the form TrlParser reads)."""
+    argv = list(argv)
+    for i, arg in enumerate(argv):
+        if arg == "--config":
+            break
+        if arg.startswith("--config="):
+            argv[i:i + 1] = ["--config", arg[len("--config="):]]
+            break
+    return argv
+
+
 def check_config_argv(argv: list[str], types: tuple, prog: str) -> None:
     """Exit with one line (`PROG: error: file F; field K: unknown key 'K' (did you mean ...)`) when the
     `--config` file of `argv` is missing, not YAML, empty, has a key none of the dataclasses `types` has,
-    or a value that does not fit its field (`check_values`)."""
+    or a value that does not fit its field (`check_values`). `--config=F` is read as `--config F`."""
+    argv = normalize_config_argv(argv)
     if "--config" not in argv[:-1]:
         return
     path = argv[argv.index("--config") + 1]

@@ -88,3 +88,13 @@ def test_eval_warns_when_backend_gives_no_answer(tmp_path):
     assert run.returncode == 3 and "Traceback" not in run.stderr
     assert "2 of 2 items got no answer" in run.stderr and "ConnectError" in run.stderr
     assert json.loads((tmp_path / "run" / "results.json").read_text())["partial"] is True
+
+
+def test_benchmark_form_takes_a_fraction_limit_as_its_error_says(tmp_path):
+    """`--limit 0` says a fraction below 1 is allowed; `--benchmark finindices --limit 0.5` was 'invalid int' (audit s22)."""
+    rows = make_rows(4, seed=1)
+    _write(tmp_path / "d.jsonl", rows)
+    run = _ledgerlm("eval", "--benchmark", "finindices", "--model", "oracle", "--data", str(tmp_path / "d.jsonl"),
+                    "--limit", "0.5", "--out", str(tmp_path / "r"), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "r" / "results.json").read_text())["n-samples"]["finindices"]["effective"] == 2

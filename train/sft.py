@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledgerlm.configcheck import check_config_argv
+from ledgerlm.configcheck import check_config_argv, normalize_config_argv
 from ledgerlm.errors import InputError, LedgerError
 from ledgerlm.train.callbacks import FinIndicesEvalCallback, TokensPerSecondCallback
 from ledgerlm.train.chat_templates import check_training_template, resolve_template
@@ -48,17 +48,25 @@ class ScriptArguments:
 
 
 def _local_or_hub(value, key: str, what: str, where: dict) -> None:
-    """`value` is an existing local path or a well-formed Hugging Face Hub id; else InputError."""
+    """`value` is an existing local path or a well-formed Hugging Face Hub id; else InputError. A value that can
+    only be a local path (it starts with `.`, `/` or `~`, has more than one `/`, or its first component is a local
+    folder such as `runs/`) must exist: it is never looked up on the Hub."""
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{value!r} is not a string (a local path or a Hugging Face Hub id)", field=key, **where)
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"no {what}: set {key} in the YAML or --{key} (a local path or a Hugging Face Hub id)", field=key, **where)
     if Path(value).exists():
         return
+    missing = InputError(f"{value!r}: no such file or folder, and not a Hugging Face Hub id", field=key, **where)
+    first = value.replace("\\", "/").split("/", 1)[0]
+    if value.startswith((".", "/", "~", "\\")) or value.count("/") > 1 or ("/" in value and first and Path(first).is_dir()):
+        raise missing
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     try:
         validate_repo_id(value)
     except HFValidationError:
-        raise InputError(f"{value!r}: no such file or folder, and not a Hugging Face Hub id", field=key, **where) from None
+        raise missing from None
 
 
 def check_args(script_args, training_args, model_args, config: str | None = None, cli: tuple[str, ...] = ()) -> None:
@@ -75,6 +83,11 @@ def check_args(script_args, training_args, model_args, config: str | None = None
     _local_or_hub(model_args.model_name_or_path, "model_name_or_path", "model folder", where("model_name_or_path"))
     _local_or_hub(script_args.dataset_name, "dataset_name", "training data", where("dataset_name"))
     positive("per_device_train_batch_size", training_args.per_device_train_batch_size)
+    learning_rate = training_args.learning_rate
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) or not learning_rate > 0:
+        raise InputError(f"{learning_rate!r} is not a positive number", field="learning_rate", **where("learning_rate"))
+    if training_args.max_length is not None:
+        positive("max_length", training_args.max_length, " (or null: no limit)")
     positive("gradient_accumulation_steps", training_args.gradient_accumulation_steps)
     if training_args.max_steps != -1:
         positive("max_steps", training_args.max_steps, " (or -1: train num_train_epochs)")
@@ -178,7 +191,7 @@ def cli(argv: list[str] | None = None):
     """`python train/sft.py ARGS`: a bad config or option exits with one line naming the file and the key."""
     from trl import ModelConfig, SFTConfig
 
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = normalize_config_argv(list(sys.argv[1:] if argv is None else argv))  # --config=C -> --config C (TrlParser reads only that)
     check_config_argv(argv, (ScriptArguments, SFTConfig, ModelConfig), "train/sft.py")  # one line: missing/broken/typo/type
     config = argv[argv.index("--config") + 1] if "--config" in argv[:-1] else None
     overrides = tuple(argv[:argv.index("--config")] + argv[argv.index("--config") + 2:] if config else argv)

@@ -38,7 +38,7 @@ def add_eval_args(parser: argparse.ArgumentParser) -> None:
     hint.add_argument("--hint", dest="hint_mode", action="store_const", const="hint", help="only with-hint items")
     hint.add_argument("--no-hint", dest="hint_mode", action="store_const", const="nohint", help="only without-hint items")
     hint.add_argument("--both", dest="hint_mode", action="store_const", const="both", help="both (default, unless the task selects one)")
-    parser.add_argument("--limit", type=int, default=None, help="first N items after filtering")
+    parser.add_argument("--limit", type=float, default=None, help="first N items after filtering (a value below 1: that fraction)")
     gen = parser.add_argument_group("generation (defaults from the task YAML)")
     gen.add_argument("--max-tokens", type=int)
     gen.add_argument("--temperature", type=float)

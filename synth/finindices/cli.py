@@ -101,8 +101,15 @@ def _check_ray_flags(args: argparse.Namespace) -> None:
 def _check_out(out: Path) -> None:
     """Before any work: OUT is new, or a folder holding only what a synth run publishes there (a rerun or resume
     overwrites those), or a work dir itself (`dataset.work_dir`). A file, or a folder of other files, is refused."""
+    if len(out.name.encode()) > 240:  # the work dir adds '.work' and temp names more (a file name holds 255 bytes)
+        raise InputError(f"--out: the folder name is {len(out.name.encode())} bytes long; file systems take 255, and "
+                         "synth adds '.work' and temp suffixes: give a name of at most 240 bytes")
+    if out.is_symlink() and not out.exists():
+        raise InputError(f"--out {out} is a link to nothing ({os.readlink(out)}): give a folder for the dataset")
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is an existing file: give a folder for the dataset")
+    if out.resolve().parent == out.resolve():
+        raise InputError(f"--out {out} is the file system's root: give a folder of its own for the dataset")
     check_folder(out, "--out folder")  # a folder above it that is a file
     if not out.is_dir():
         _probe_writable(next(p for p in out.absolute().parents if p.exists()), out)
@@ -207,6 +214,9 @@ def drop_work(out: Path, merged: list[Path]) -> list[Path]:
         if not work.name.endswith(".work") or not work.is_dir():  # (a folder named twice is gone the second time)
             continue
         if published == work.resolve() or work.resolve() in published.parents:
+            continue
+        if (work / "manifest.json").is_file():  # a dataset published into a folder named *.work (`--out d.work`)
+            print(f"synth: --drop-work left {work}: it holds a published dataset (manifest.json)", file=sys.stderr)
             continue
         try:
             shutil.rmtree(work)

@@ -282,7 +282,7 @@ def _grid(trs, source: str, where: str) -> tuple[list[list[str]], list[list[str]
             while col in row:
                 col += 1
             # a label's footnote reference (<sup>1</sup>) is no part of the label
-            text = _clean("".join(cell.xpath(".//text()[not(ancestor::sup)]")) if col == 0 else cell.text_content())
+            text = _clean(_SUPERSCRIPTS.sub("", "".join(cell.xpath(_LABEL_TEXT))) if col == 0 else cell.text_content())
             colspan = _span(cell, "colspan", MAX_COLSPAN, source, where)
             rowspan = _span(cell, "rowspan", MAX_ROWSPAN, source, where)
             rowspan = n_rows - r if rowspan == 0 else min(rowspan, n_rows - r)
@@ -423,7 +423,11 @@ def scope_from_text(text: str) -> str | None:
     return None
 
 
-_FOOTNOTE = re.compile(r"\s*(?:[(（](?:\d{1,2}|[a-zA-Z])[)）]|[*†‡§]+)$")  # 'Revenue (1)', 'Revenue (a)', 'Revenue*', 'Revenue†'
+# a label cell's text without footnote references: <sup>, or EDGAR's styled superscript span
+_SUPERSCRIPTS = re.compile("[\u00b9\u00b2\u00b3\u2070-\u2079]+")  # 'Revenue¹' (before NFKC makes it 'Revenue1')
+_LABEL_TEXT = (".//text()[not(ancestor::sup) and not(ancestor::*[contains(translate(@style, ' ', ''), 'vertical-align:super')])]")
+# 'Revenue (1)', '(a)', '(ii)', '(Note 3)', '[1]', '*', '†', '¹'
+_FOOTNOTE = re.compile(r"\s*(?:[(（](?:\d{1,2}|[a-zA-Z]|[ivx]{1,4}|[Nn]otes?\s+\d{1,2}[a-z]?)[)）]|\[\d{1,2}\]|[*†‡§]+|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 
 
 def row_label(text: str) -> str:
@@ -473,6 +477,21 @@ def _realigned(row: list[str], header_rows: list[list[str]], heads: dict[int, st
     return out
 
 
+_EXPENSE_SIGNED = re.compile(r"[(（]\s*(?:income|gain|profit)s?\s*[)）]\s*(?:expense|loss)", re.IGNORECASE)
+_OPEN_NEGATIVE = re.compile(r"\(\s*[$¥€£]?\s*[\d,]*\.?\d+")
+
+
+def _joined_negatives(row: list[str]) -> list[str]:
+    """A negative split over two cells as EDGAR writes it ('(189' then ')') joined into one cell '(189)'."""
+    if ")" not in row[1:]:
+        return row
+    row = list(row)
+    for i in range(1, len(row) - 1):
+        if row[i + 1].strip() == ")" and _OPEN_NEGATIVE.fullmatch(row[i].strip()):
+            row[i], row[i + 1] = row[i].strip() + ")", ""
+    return row
+
+
 def table_facts(raw: RawTable, source: str, *, company: str | None = None, company_name: str = "", statement: str | None = None,
                 scope: str | None = None, currency: str | None = None, scale: float | None = None,
                 period_dates: dict | None = None, form: str = "", filed: str = "") -> pd.DataFrame:
@@ -506,16 +525,23 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
     share_factor = unit.share_scale if unit.share_scale is not None else factor
     company = company or raw.attrs.get("company") or company_from_text(raw.caption + " " + raw.context) or Path(source).name.split(".")[0]
     scope = scope or raw.attrs.get("scope") or scope_from_text(raw.caption + " " + raw.context) or "consolidated"
+    body = [_joined_negatives(row) for row in body]
+    # the SEC layout ('$' cells the header does not span) holds for the whole table: every row is put under the
+    # header's columns, so a row without '$' cells (blank years) is placed or refused, never read column by column
+    sec_layout = bool(header_rows) and any(row and _misaligned(row, header_rows, heads, periods) for row in body)
     rows = []
     for r_index, row in enumerate(body):
         if not row or not row_label(row[0]):
             continue
+        sign = -1 if _EXPENSE_SIGNED.search(row[0]) else 1  # 'Other (income) expense, net': a positive figure is an expense
         row = [row_label(row[0]), *row[1:]]
         concept = map_label(row[0])
         if concept is None:
             continue
         info = concept_info(concept)
-        if _misaligned(row, header_rows, heads, periods):
+        if sign < 0 and not any(w in concept for w in ("income", "gain", "profit")):
+            sign = 1  # the concept itself is expense-signed: the label's reading is its own
+        if sec_layout or _misaligned(row, header_rows, heads, periods):
             row = _realigned(row, header_rows, heads, source)
         for col, period in periods.items():
             cell = row[col] if col < len(row) else ""
@@ -525,6 +551,7 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
                 raise InputError(f"row {row[0]!r}, column {period.label!r}: {cell!r} is not a number", path=source, field=row[0]) from None
             if value is None:
                 continue
+            value = sign * value
             if info.kind == "per_share":
                 value, unit_name = value, f"{cur}/share"
             elif info.kind == "shares":
@@ -571,7 +598,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--company")
     args = parser.parse_args(argv)
     for path in args.paths:
-        df = load_table_file(path, company=args.company)
+        try:
+            df = load_table_file(path, company=args.company)
+        except InputError as err:  # one line, as `ledgerlm synth` prints it
+            print(f"{parser.prog}: error: {err}", file=sys.stderr)
+            return 1
         print(df[["company", "scope", "statement", "concept", "label", "value", "unit", "start", "end"]].to_string(index=False))
     return 0
 

@@ -314,3 +314,87 @@ def test_fidelity_manifest_sources_not_a_list_is_named(tmp_path):
     (tmp_path / "manifest.json").write_bytes(b'{"config": {"sources": ["\xff"]}}')
     with pytest.raises(InputError, match="no readable config"):
         manifest_sources(tmp_path)
+
+
+# --- second new-user/hostile audit (s22): EDGAR layouts, signs, output folders -----------------------------------
+
+_EDGAR = ('<html><body><p>NVIDIA Corporation (NVDA)</p><p>Consolidated Statements of Income</p><p>(In millions)</p><table>'
+          '<tr><td></td><td colspan="11">Year Ended</td></tr><tr><td></td><td colspan="3">Jan 26, 2025</td><td></td>'
+          '<td colspan="3">Jan 28, 2024</td><td></td><td colspan="3">Jan 29, 2023</td></tr>'
+          '<tr><td>Revenue</td><td>$</td><td>130,497</td><td></td><td></td><td>$</td><td>60,922</td><td></td><td></td><td>$</td><td>26,974</td><td></td></tr>'
+          '<tr><td>Other income (expense), net</td><td></td><td>(189</td><td>)</td><td></td><td></td><td>237</td><td></td><td></td><td></td><td>(48</td><td>)</td></tr>'
+          '</table></body></html>')
+
+
+def test_edgar_colspan_layout_reads_a_negative_split_over_two_cells(tmp_path):
+    """Workiva/EDGAR: each date spans '$', the number and ')'; a negative is '(189' and ')' (was: not a number)."""
+    path = tmp_path / "edgar.html"
+    path.write_text(_EDGAR)
+    df = tables.load_table_file(path)
+    other = df[df["concept"] == "nonoperating_income"].sort_values("end")
+    assert other["value"].tolist() == [-48e6, 237e6, -189e6]
+    assert df[df["concept"] == "revenue"].sort_values("end")["value"].tolist() == [26_974e6, 60_922e6, 130_497e6]
+
+
+def test_sec_layout_row_with_blank_years_is_placed_by_the_table_or_refused(tmp_path):
+    """A '$'-cell table whose 'R&D' row has its one value in the first year's number column and blanks after it was
+    read column by column and filed 353 under the middle year: the table's layout holds for every row."""
+    head = "<tr><th></th><th>2024</th><th>2023</th><th>2022</th></tr>"
+    rev = "<tr><td>Revenue</td><td>$</td><td>1,000</td><td>$</td><td>900</td><td>$</td><td>800</td></tr>"
+    rnd = "<tr><td>Research and development</td><td></td><td>353</td><td></td><td></td><td></td><td></td></tr>"
+    path = tmp_path / "blank.html"
+    path.write_text(f"<p>ACME Corp (ACME) Consolidated Statements of Operations (in millions)</p><table>{head}{rev}{rnd}</table>")
+    with pytest.raises(InputError, match="Research and development.*ambiguous"):
+        tables.load_table_file(path)
+    ok = "<tr><td>Research and development</td><td></td><td>353</td><td></td><td>300</td><td></td><td>250</td></tr>"
+    path.write_text(f"<p>ACME Corp (ACME) Consolidated Statements of Operations (in millions)</p><table>{head}{rev}{ok}</table>")
+    df = tables.load_table_file(path)
+    assert df[df["concept"] == "rd_expense"].sort_values("end")["value"].tolist() == [250e6, 300e6, 353e6]
+
+
+def test_income_in_parentheses_before_expense_is_an_expense_signed_line(tmp_path):
+    """'Other (income) expense, net' 10 is an expense of 10: other income -10 (was +10, the label read as 'Other income
+    (expense), net')."""
+    path = tmp_path / "sign.html"
+    path.write_text("<p>ACME Corp (ACME) Consolidated Statements of Operations (in millions)</p><table><tr><th></th><th>2024</th>"
+                    "<th>2023</th></tr><tr><td>Other (income) expense, net</td><td>10</td><td>(4)</td></tr>"
+                    "<tr><td>Other income (expense), net</td><td>7</td><td>(2)</td></tr></table>")
+    df = tables.load_table_file(path).sort_values("end")
+    flipped = df[df["label"].str.startswith("Other (income)")]["value"].tolist()
+    plain = df[df["label"].str.startswith("Other income (")]["value"].tolist()
+    assert flipped == [4e6, -10e6] and plain == [-2e6, 7e6]
+
+
+def test_tables_cli_prints_one_line(tmp_path, capsys):
+    path = tmp_path / "bad.html"
+    path.write_text("<p>ACME Corp (ACME) Consolidated Statements of Operations (in millions)</p><table><tr><th></th>"
+                    "<th>2024</th></tr><tr><td>Revenue</td><td>12x</td></tr></table>")
+    assert tables.main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.html" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_synth_out_root_dangling_link_long_name_and_drop_work_of_a_published_work_dir(tmp_path, capsys):
+    from ledgerlm.cli import main as ledgerlm_main
+    from ledgerlm.synth.finindices.cli import drop_work
+
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for out, says in (("/", "root"), (str(tmp_path / "dangling"), "link to nothing"), (str(tmp_path / ("x" * 300)), "255")):
+        assert ledgerlm_main(["synth", "--out", out, "--num", "5"]) != 0
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err
+    assert not (tmp_path / "dangling.work").exists()
+    published = tmp_path / "d.work"  # a dataset someone published with --out d.work
+    published.mkdir()
+    (published / "manifest.json").write_text("{}")
+    assert drop_work(tmp_path / "d", []) == [] and (published / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("label", ["Revenue (Note 3)", "Revenue (ii)", "Revenue [1]", "Revenue ¹",
+                                   'Revenue<span style="vertical-align: super">1</span>', "Net (loss) income"])
+def test_more_footnote_markers_and_net_loss_income_keep_the_row(tmp_path, label):
+    path = tmp_path / "fn.html"
+    path.write_text(f"<p>ACME Corp (ACME) Consolidated Statements of Operations (in millions)</p><table><tr><th></th><th>2024</th>"
+                    f"</tr><tr><td>{label}</td><td>1,234</td></tr></table>")
+    df = tables.load_table_file(path)
+    assert df["concept"].tolist() == ["net_income" if "Net" in label else "revenue"] and df["value"].tolist() == [1234e6]

@@ -269,3 +269,107 @@ def test_epsbench_limit_must_be_positive(tmp_path, capsys, assert_one_line):
     assert ledgerlm_main(["eval", "--benchmark", "epsbench", "--model", "oracle", "--out", str(tmp_path / "r"), "--limit", "-1"]) == 1
     assert assert_one_line(capsys.readouterr().err) == "ledgerlm eval: error: field '--limit': must be a positive number of instances, not -1"
     assert not (tmp_path / "r").exists()
+
+
+# --- s22b: an API key with a stray \r/\n, a base_url with a query, local paths that are missing, more sft checks ---
+
+def _ok_body(headers) -> bytes:
+    auth = headers.get("authorization", "")
+    return json.dumps({"choices": [{"message": {"content": auth}, "finish_reason": "stop"}]}).encode()
+
+
+@pytest.mark.parametrize("raw", [KEY + "\r", KEY + "\n", KEY + "\r\n", "  " + KEY + " \t"])
+def test_api_key_surrounding_whitespace_is_stripped(raw, monkeypatch):
+    from ledgerlm.inference.sampling import GenerationParams, make_sampler
+
+    monkeypatch.setenv("OPENAI_API_KEY", raw)
+    with RawServer([], body_for=_ok_body) as server:
+        sampler = make_sampler("openai:m", base_url=server.url, max_retries=0, timeout=10)
+        [c] = sampler.generate([[{"role": "user", "content": "hi"}]], GenerationParams(max_tokens=4))
+    assert c.finish_reason == "stop" and c.text == f"Bearer {KEY}", c
+
+
+@pytest.mark.parametrize("raw", ["sk-abc\r\n123SECRET", "sk-abc\n123SECRET", "sk-abc\x01123SECRET", "sk-abcé123SECRET"])
+def test_api_key_with_a_control_character_inside_is_one_line_without_the_key(raw, tmp_path, capsys, monkeypatch, assert_one_line):
+    from eval_fixtures import make_rows, write_dataset
+
+    from ledgerlm.cli import main as ledgerlm_main
+    from ledgerlm.errors import InputError
+    from ledgerlm.inference.sampling import make_sampler
+
+    monkeypatch.setenv("OPENAI_API_KEY", raw)
+    with pytest.raises(InputError) as err:
+        make_sampler("openai:m", base_url="http://127.0.0.1:9/v1")
+    assert "OPENAI_API_KEY" in str(err.value) and "SECRET" not in str(err.value) and "\n" not in str(err.value)
+    write_dataset(tmp_path / "data", make_rows(2, seed=1))
+    with RawServer([], body_for=_ok_body) as server:
+        code = ledgerlm_main(["eval", "--benchmark", "finindices", "--model", "openai:m", "--base-url", server.url,
+                              "--max-retries", "0", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "run"), "--limit", "2"])
+        assert server.hits == 0
+    out, err = capsys.readouterr()
+    assert code == 1 and "SECRET" not in out + err and "Traceback" not in err
+    line = assert_one_line(err)
+    assert line.startswith("ledgerlm eval: error: ") and "OPENAI_API_KEY" in line, line
+
+
+@pytest.mark.parametrize("query", ["?api-version=2024-02-01", "/?api_key=sk-QUERY-SECRET&x=1"])
+def test_base_url_query_stays_a_query(query, monkeypatch):
+    from ledgerlm.inference.sampling import GenerationParams, make_sampler
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with RawServer([], body_for=_ok_body) as server:
+        sampler = make_sampler("openai:m", base_url=server.url + query, max_retries=0, timeout=10)
+        [c] = sampler.generate([[{"role": "user", "content": "hi"}]], GenerationParams(max_tokens=4))
+        assert c.finish_reason == "stop", c
+        assert server.paths == ["/v1/chat/completions" + query.lstrip("/")], server.paths
+    assert "QUERY-SECRET" not in sampler.model_id
+
+
+@pytest.mark.parametrize("key, value", [("model_name_or_path", "runs/no-such-model"), ("dataset_name", "runs/no-data"),
+                                        ("model_name_or_path", "./no-such-model"), ("dataset_name", "a/b/c"),
+                                        ("model_name_or_path", "~/no-such-model")])
+def test_sft_missing_local_path_is_not_taken_for_a_hub_id(key, value, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    config = sft_config(tmp_path, **{key: value})
+    code, _ = run_sft(["--config", config], capsys)
+    assert code == f"train/sft.py: error: file {config}; field {key!r}: {value!r}: no such file or folder, and not a Hugging Face Hub id"
+
+
+@pytest.mark.parametrize("value", ["HuggingFaceTB/SmolLM2-135M-Instruct", "gpt2", "runs/x"])
+def test_sft_hub_ids_still_pass(value, tmp_path, monkeypatch):
+    from ledgerlm.train.sft import _local_or_hub
+
+    monkeypatch.chdir(tmp_path)  # no runs/ here: runs/x is a well-formed Hub id
+    _local_or_hub(value, "model_name_or_path", "model folder", {})
+
+
+@pytest.mark.parametrize("key, value, says", [("learning_rate", "-1", "-1 is not a positive number"),
+                                              ("learning_rate", "-1e-4", "-0.0001 is not a positive number"),
+                                              ("max_length", "0", "0 is not a positive integer (or null: no limit)"),
+                                              ("max_length", "-3", "-3 is not a positive integer (or null: no limit)"),
+                                              ("model_name_or_path", "123", "123 is not a string (a local path or a Hugging Face Hub id)")])
+def test_sft_more_bad_values(key, value, says, tmp_path, capsys):
+    config = sft_config(tmp_path, **{key: value})
+    code, _ = run_sft(["--config", config], capsys)
+    assert code == f"train/sft.py: error: file {config}; field {key!r}: {says}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_sft_max_length_null_passes_check_args(tmp_path):
+    from ledgerlm.train.sft import check_args, make_parser
+
+    config = sft_config(tmp_path, max_length="null")
+    check_args(*make_parser().parse_args_and_config(args=["--config", config]), config)
+
+
+def test_sft_config_equals_form_is_read(tmp_path, capsys):
+    config = sft_config(tmp_path, per_device_train_batch_size="0")
+    code, _ = run_sft([f"--config={config}"], capsys)
+    assert code == f"train/sft.py: error: file {config}; field 'per_device_train_batch_size': 0 is not a positive integer"
+    config = sft_config(tmp_path, lora_rr="8")
+    code, _ = run_sft([f"--config={config}"], capsys)
+    assert code == f"train/sft.py: error: file {config}; field 'lora_rr': unknown key 'lora_rr' (did you mean 'lora_r'?)"
+    config = sft_config(tmp_path, per_device_train_batch_size="0")
+    code, _ = run_sft([f"--config={config}", "--per_device_train_batch_size", "2", "--max_length", "0"], capsys)
+    assert code == "train/sft.py: error: field 'max_length': 0 is not a positive integer (or null: no limit)"

@@ -80,13 +80,14 @@ class OpenAISampler:
     def __init__(self, model: str, *, base_url: str = "https://api.openai.com/v1", api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 8, max_retries: int = 6, timeout: float = 600.0,
                  backoff_base: float = 1.0, backoff_max: float = 60.0):
-        if _host(base_url) == OPENAI_HOST and not os.environ.get(api_key_env):  # before any request or output
+        self.api_key_env = api_key_env
+        key = self.api_key()  # a key no HTTP header can carry: one line before any request (never the key itself)
+        if _host(base_url) == OPENAI_HOST and not key:  # before any request or output
             raise InputError(f"openai:{model} needs an API key: the environment variable {api_key_env} is not set "
                              "(set it, or point --base-url / base_url= at a server that needs none)", field="api_key_env")
         self.model = model
         self.model_id = f"openai:{model}@{redact_url(base_url.rstrip('/'))}"
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.api_key_env = api_key_env
+        self.url = chat_completions_url(base_url)
         self.concurrency, self.max_retries, self.timeout = int(concurrency), int(max_retries), float(timeout)
         self.retry = RetryPolicy(max_retries=int(max_retries), base=float(backoff_base), cap=float(backoff_max))
         self.retries_done = 0  # total retried requests over this sampler's life (for run stats)
@@ -107,10 +108,22 @@ class OpenAISampler:
 
     def make_client(self, connections: int, *, verify: Any = True) -> httpx.AsyncClient:
         """One keep-alive client of at most `connections` connections, with the API key header."""
-        key = os.environ.get(self.api_key_env)
+        key = self.api_key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         return httpx.AsyncClient(headers=headers, timeout=self.timeout, limits=limits, verify=verify)
+
+    def api_key(self) -> str:
+        """The key in `api_key_env` without surrounding whitespace (a pasted key often ends in \\r or \\n); "" when
+        unset or blank. InputError naming the variable (never the key) when a control character, or any character
+        outside printable ASCII, is left inside: no HTTP header can carry it."""
+        key = (os.environ.get(self.api_key_env) or "").strip()
+        bad = next((c for c in key if not " " <= c <= "~"), None)
+        if bad is not None:
+            what = "a control character" if ord(bad) < 32 or ord(bad) == 127 else "a character that is not ASCII"
+            raise InputError(f"the environment variable {self.api_key_env} holds {what} ({ord(bad):#04x}) inside the API key: "
+                             "an HTTP header cannot carry it (set the key alone, on one line)", field="api_key_env")
+        return key
 
     def open_slots(self, concurrency: int) -> "ClientSlots":
         """`concurrency` in-flight slots over small clients (CONNECTIONS_PER_CLIENT each, one shared SSL context)."""
@@ -137,7 +150,8 @@ class OpenAISampler:
     def redact(self, text: str, client: httpx.AsyncClient | None = None) -> str:
         """`text` (an error a server or httpx produced) without the API key: the key the client sent and
         the one in `api_key_env` become ***, as does any `Bearer <token>`; URL credentials as `redact_text`."""
-        keys = {os.environ.get(self.api_key_env) or ""}
+        env_key = os.environ.get(self.api_key_env) or ""
+        keys = {env_key, env_key.strip()}
         if client is not None:
             keys.add(re.sub(r"(?i)^\s*Bearer\s+", "", client.headers.get("authorization", "")).strip())
         for key in sorted(keys, key=len, reverse=True):
@@ -264,6 +278,17 @@ def _host(url: str) -> str | None:
         return urllib.parse.urlsplit(url).hostname
     except ValueError:
         return None
+
+
+def chat_completions_url(base_url: str) -> str:
+    """`base_url` with /chat/completions appended to its path; a query (`?api-version=…`) stays a query."""
+    try:
+        url = httpx.URL(base_url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return base_url.rstrip("/") + "/chat/completions"  # unusable: the request fails as a per-item error
+    if not url.query and not url.fragment:
+        return base_url.rstrip("/") + "/chat/completions"
+    return str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions", fragment=None))
 
 
 def redact_url(url: str) -> str:
