@@ -41,6 +41,11 @@ MIN_YEAR, MAX_YEAR = 1000, 9999  # `fiscal_year` is a four-digit year
 FISCAL_PERIODS = r"|FY|CY|H[12]|M9|T[1-3]|Q[1-4](?:YTD|TTM)?"
 
 
+def _is_year(years: pd.Series) -> pd.Series:
+    """Which numbers (from pd.to_numeric, NaN where the text was none) are whole years MIN_YEAR..MAX_YEAR."""
+    return years.between(MIN_YEAR, MAX_YEAR) & (years.astype("float64") % 1 == 0)
+
+
 def empty_facts() -> pd.DataFrame:
     """A zero-row facts frame with the contract-1 columns and dtypes."""
     return conform({c: [] for c in FACT_COLUMNS})
@@ -58,7 +63,7 @@ def conform(columns: dict | pd.DataFrame) -> pd.DataFrame:
     df["value"] = pd.to_numeric(df.get("value", pd.Series(dtype=float)), errors="raise").astype("float64")
     years = pd.to_numeric(df.get("fiscal_year", pd.Series(dtype="Int64")), errors="coerce")
     if len(years):  # a year that is no four-digit integer is no year (as 'FY20X3'): NA, not an Int64 overflow in pandas
-        years = years.where(years.between(MIN_YEAR, MAX_YEAR) & (years.astype("float64") % 1 == 0))
+        years = years.where(_is_year(years))
     df["fiscal_year"] = years.astype("Int64")
     return df[FACT_COLUMNS].reset_index(drop=True)
 
@@ -79,7 +84,7 @@ def check_facts_frame(df: pd.DataFrame, source: str) -> pd.DataFrame:
     out["value"] = values
     years = pd.to_numeric(out["fiscal_year"], errors="coerce")
     given = out["fiscal_year"].notna() & (out["fiscal_year"].astype(str).str.strip() != "")
-    bad = given & (years.isna() | ~years.between(MIN_YEAR, MAX_YEAR) | (years.astype("float64") % 1 != 0))
+    bad = given & ~_is_year(years)
     if bad.any():
         row = int(bad.idxmax())
         raise InputError(f"row {row + 1}: {out['fiscal_year'][row]!r} is not a year", path=source, field="fiscal_year")

@@ -174,11 +174,10 @@ class FactStore(StoreViews):
                     if as_of is not None and len(filed) and filed.min() > str(as_of):
                         raise InputError(f"no filing of {mine['company'].iloc[0]} is dated on or before the as-of date {as_of} "
                                          f"(its earliest is filed {filed.min()})", field="as_of") from None
-        store = cls(facts, as_of=as_of)
         if as_of is not None and len(facts) and not ((facts["filed"] != "") & (facts["filed"] <= str(as_of))).any():
             raise InputError(f"no filing in the sources is dated on or before the as-of date {as_of} (rows without a filing "
                              "date, from tables or a bare XBRL instance, are left out of an as-of view)", field="as_of")
-        return store
+        return cls(facts, as_of=as_of)
 
     @property
     def unplaced(self) -> int:

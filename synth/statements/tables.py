@@ -531,17 +531,18 @@ def table_facts(raw: RawTable, source: str, *, company: str | None = None, compa
     sec_layout = bool(header_rows) and any(row and _misaligned(row, header_rows, heads, periods) for row in body)
     rows = []
     for r_index, row in enumerate(body):
-        if not row or not row_label(row[0]):
+        label = row_label(row[0]) if row else ""
+        if not label:
             continue
         sign = -1 if _EXPENSE_SIGNED.search(row[0]) else 1  # 'Other (income) expense, net': a positive figure is an expense
-        row = [row_label(row[0]), *row[1:]]
+        row = [label, *row[1:]]
         concept = map_label(row[0])
         if concept is None:
             continue
         info = concept_info(concept)
         if sign < 0 and not any(w in concept for w in ("income", "gain", "profit")):
             sign = 1  # the concept itself is expense-signed: the label's reading is its own
-        if sec_layout or _misaligned(row, header_rows, heads, periods):
+        if sec_layout:  # (no row is misaligned otherwise: `sec_layout` asked each of them)
             row = _realigned(row, header_rows, heads, source)
         for col, period in periods.items():
             cell = row[col] if col < len(row) else ""
