@@ -191,7 +191,8 @@ class Builder:
 
     @classmethod
     def from_config(cls, cfg: SynthConfig) -> "Builder":
-        stores = storecache.company_stores(cfg.sources or None, resident=max(storecache.DEFAULT_RESIDENT, 2 * cfg.company_group))
+        stores = storecache.company_stores(cfg.sources or None, resident=max(storecache.DEFAULT_RESIDENT, 2 * cfg.company_group),
+                                            workers=cfg.num_proc)  # a cache built on first use: by --num-proc processes
         return cls(stores, load_registry(), cfg, TokenCounter(cfg.tokenizer))
 
     @property

@@ -2,7 +2,7 @@
 lazily (a bounded number of FactStores in memory at once).
 
     python -m ledgerlm.synth.finindices.storecache                 # build (or reuse) the cache for the embedded data; prints its folder
-    python -m ledgerlm.synth.finindices.storecache bulk/companyfacts.zip
+    python -m ledgerlm.synth.finindices.storecache bulk/companyfacts.zip --workers 16   # companies built in parallel (default: every CPU)
 
 The cache folder `$LEDGERLM_CACHE_DIR/stores-v8-<key>/` (default `~/.cache/ledgerlm`, `ledgerlm.cachedir`; `<key>` is
 the sha256 of every source file's bytes, of `synth/statements/` and of `synth/indices/registry.py`) holds
@@ -275,7 +275,7 @@ def store_state(store) -> bytes:
     data = json.dumps(_encode(state, types), separators=(",", ":")).encode()
     if _loads(data) != state:
         raise Unsupported("state does not round-trip")
-    return gzip.compress(data, compresslevel=1)
+    return gzip.compress(data, compresslevel=1, mtime=0)  # no build time in the header: a rebuild writes the same bytes
 
 
 class CachedStore(FactStore):
@@ -326,10 +326,12 @@ def _company_file(n: int) -> str:
     return f"{n:07d}.parquet"
 
 
-def build_cache(sources: list[str] | None, folder: Path) -> Path:
-    """Write the per-company Parquet files and index.json for `sources` into `folder` (created, private)."""
-    import pandas as pd
+def build_cache(sources: list[str] | None, folder: Path, workers: int = 1) -> Path:
+    """Write the per-company Parquet files and index.json for `sources` into `folder` (created, private).
 
+    The sources are streamed once into per-company parts (serial: a bulk zip is read member by member); each company's
+    store is then selected, indexed and written on its own (`_build_company`), in `workers` forked processes when
+    `workers` > 1: ~90 % of a build, and the same files whatever the number of workers."""
     folder.mkdir(parents=True, mode=0o700)
     stage = folder / "stage"
     stage.mkdir(mode=0o700)
@@ -341,31 +343,47 @@ def build_cache(sources: list[str] | None, folder: Path) -> Path:
         part = stage / f"{number:07d}-{order:07d}-{len(parts):04d}.parquet"
         df.reset_index(drop=True).to_parquet(part, index=False)
         parts.append(part)
-    index = {}
-    for n, company in enumerate(sorted(staged)):
-        raw = pd.concat([pd.read_parquet(p) for p in sorted(staged[company], key=lambda p: p.name.split("-")[1:])],
-                        ignore_index=True)
-        facts = select_latest(raw).reset_index(drop=True)
-        store = FactStore(facts, quarter_columns=False)  # synth stores: see build_stores
-        accounting_standard(store, company)  # memoised in the store, so its state carries it: a load never reads the facts
-        try:  # the indexed store too (as built, before any lookup memoises): a load then skips FactStore's indexing
-            state = store_state(store)
-        except Unsupported:
-            state = None
-        index[company] = {"file": _company_file(n), "name": store.company_name(company),
-                          "has_reports": bool(store.reports(company)), "rows": len(facts), "summary": summary(store, company)}
-        if state is not None:
-            index[company]["state"] = _company_file(n).replace(".parquet", ".state.json.gz")
-            (folder / index[company]["state"]).write_bytes(state)
-        facts.to_parquet(folder / _company_file(n), index=False)
-        for p in staged[company]:
-            p.unlink()
+    jobs = [(folder, n, company, staged[company]) for n, company in enumerate(sorted(staged))]
+    if workers > 1 and len(jobs) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context(method)) as pool:
+            entries = list(pool.map(_build_company, *zip(*jobs), chunksize=max(1, len(jobs) // (8 * workers))))
+    else:
+        entries = [_build_company(*job) for job in jobs]
+    index = {company: entry for (_, _, company, _), entry in zip(jobs, entries)}
     shutil.rmtree(stage)
     (folder / "index.json").write_text(json.dumps({"format": FORMAT, "companies": index}, indent=1, sort_keys=True) + "\n",
                                        encoding="utf-8")
     for p in [folder, *folder.iterdir()]:
         os.chmod(p, 0o700 if p.is_dir() else 0o600)
     return folder
+
+
+def _build_company(folder: Path, n: int, company: str, parts: list[Path]) -> dict:
+    """One company's cache files (facts as Parquet, the indexed store as typed JSON) from its staged raw parts, in
+    source order; returns its index.json entry."""
+    import pandas as pd
+
+    raw = pd.concat([pd.read_parquet(p) for p in sorted(parts, key=lambda p: p.name.split("-")[1:])], ignore_index=True)
+    facts = select_latest(raw).reset_index(drop=True)
+    store = FactStore(facts, quarter_columns=False, selected=True)  # synth stores: see build_stores
+    accounting_standard(store, company)  # memoised in the store, so its state carries it: a load never reads the facts
+    try:  # the indexed store too (as built, before any lookup memoises): a load then skips FactStore's indexing
+        state = store_state(store)
+    except Unsupported:
+        state = None
+    entry = {"file": _company_file(n), "name": store.company_name(company), "has_reports": bool(store.reports(company)),
+             "rows": len(facts), "summary": summary(store, company)}
+    if state is not None:
+        entry["state"] = _company_file(n).replace(".parquet", ".state.json.gz")
+        (folder / entry["state"]).write_bytes(state)
+    facts.to_parquet(folder / _company_file(n), index=False)
+    for p in parts:
+        p.unlink()
+    return entry
 
 
 def summary(store, company: str) -> dict:
@@ -444,7 +462,7 @@ class LazyStores(Mapping):
                     raise UntrustedCache(f"{path} is not owned by this user or is writable by others")
                 store = load_store(functools.partial(_facts_of, self.folder, entry, company), path.read_bytes())
             else:
-                store = FactStore(read_company(self.folder, entry), quarter_columns=False)
+                store = FactStore(read_company(self.folder, entry), quarter_columns=False, selected=True)
         except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, UntrustedCache) as err:  # pyarrow's errors are ValueError / OSError
             raise _unreadable(self.folder, entry, company, err) from None
         # issue 11: a synth store answers a standalone quarter's EPS / weighted shares from the YTD reports a prompt
@@ -490,15 +508,17 @@ def _open(folder: Path, resident: int) -> LazyStores:
 
 
 def build_stores(facts: pd.DataFrame) -> dict:
-    """company -> FactStore over that company's facts only (the in-memory form, no cache folder).
+    """company -> FactStore over that company's facts only (the in-memory form, no cache folder); `facts` is
+    `load_facts()`'s output (selected: see FactStore's `selected`).
     Synth stores: quarter EPS / weighted shares derived from the YTD reports a prompt shows (never an unseen
     3-month column)."""
-    return {str(c): FactStore(df.reset_index(drop=True), quarter_columns=False) for c, df in facts.groupby("company", sort=True)}
+    return {str(c): FactStore(df.reset_index(drop=True), quarter_columns=False, selected=True)
+            for c, df in facts.groupby("company", sort=True)}
 
 
-def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) -> Mapping:
+def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT, workers: int = 1) -> Mapping:
     """company -> FactStore over the facts of `sources` (default: the embedded data): a `LazyStores` over
-    the cache folder (built on first use), or a plain dict when the cache is off."""
+    the cache folder (built on first use, by `workers` processes), or a plain dict when the cache is off."""
     root = cache_dir()
     if root is None:
         return build_stores(load_facts(sources or None))
@@ -508,13 +528,13 @@ def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) 
             return _open(folder, resident)
         except UntrustedCache as err:
             warnings.warn(f"ignoring the store cache: {err}; building a private one for this run", stacklevel=2)
-            return _open(build_cache(sources, temp_folder("ledgerlm-stores-") / "c"), resident)
+            return _open(build_cache(sources, temp_folder("ledgerlm-stores-") / "c", workers), resident)
         except (OSError, ValueError):  # a damaged or foreign folder of ours: rebuilt below, beside it
             pass
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-        build_cache(sources, tmp / "c")
+        build_cache(sources, tmp / "c", workers)
         try:
             if folder.is_dir() and not folder.is_symlink():
                 shutil.rmtree(folder, ignore_errors=True)  # ours but damaged
@@ -524,12 +544,22 @@ def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT) 
             shutil.rmtree(tmp, ignore_errors=True)
         return _open(folder, resident)
     except (OSError, UntrustedCache, ValueError):  # read-only home, full disk, a planted folder: a private temp cache
-        return _open(build_cache(sources, temp_folder("ledgerlm-stores-") / "c"), resident)
+        return _open(build_cache(sources, temp_folder("ledgerlm-stores-") / "c", workers), resident)
 
 
 def main(argv: list[str] | None = None) -> int:
-    sources = list(sys.argv[1:] if argv is None else argv) or None
-    stores = company_stores(sources)
+    """`python -m ledgerlm.synth.finindices.storecache [SOURCE ...] [--workers N]`: build (or find) the store cache."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m ledgerlm.synth.finindices.storecache",
+                                description="build the per-company store cache of SOURCES (default: the embedded data)")
+    p.add_argument("sources", nargs="*", help="companyfacts zip / files / folders (as `ledgerlm synth --source`)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="processes that select, index and write companies (default: every CPU, %(default)s here)")
+    args = p.parse_args(argv)
+    if args.workers < 1:
+        p.error(f"--workers must be >= 1, got {args.workers}")
+    stores = company_stores(args.sources or None, workers=args.workers)
     where = stores.folder if isinstance(stores, LazyStores) else "off (in memory)"
     print(f"{len(stores)} companies; cache: {where}")
     return 0

@@ -25,8 +25,9 @@ from ledgerlm.synth.statements.fiscal_calendar import (ANNUAL_DAYS, QUARTER_DAYS
 from ledgerlm.synth.statements.periods import ReportKey
 
 
-def index_facts(facts: pd.DataFrame) -> tuple[Calendar, FactIndex]:
-    """The calendar and the fact index of a facts table (contract 1; every filed version may be present)."""
+def index_facts(facts: pd.DataFrame, selected: bool = False) -> tuple[Calendar, FactIndex]:
+    """The calendar and the fact index of a facts table (contract 1; every filed version may be present, unless
+    `selected`: then it is `select_latest`'s output already, one value per window, and is not selected again)."""
     df = facts.copy()
     df["start"] = pd.to_datetime(df["start"].replace("", None), errors="coerce")
     df["end"] = pd.to_datetime(df["end"].replace("", None), errors="coerce")
@@ -50,7 +51,7 @@ def index_facts(facts: pd.DataFrame) -> tuple[Calendar, FactIndex]:
         company = str(company)
         # the years from every filed version: each filing labels its own year
         years = calendar.add_company(company, _name(cdf, company), fiscal_years(cdf))
-        latest = _latest(cdf)
+        latest = cdf if selected else _latest(cdf)  # (cdf is sorted latest filed first, as _latest returns it)
         ends = report_ends(years, latest[latest["start"].notna()])
         calendar.add_report_ends(company, ends)
         _place(index, company, latest, years, ends)

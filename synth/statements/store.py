@@ -128,7 +128,7 @@ class FactStore(StoreViews):
     quarter_columns = True  # standalone-quarter EPS / weighted shares from the filed 3-month column when there is one
 
     def __init__(self, facts: pd.DataFrame, *, as_of: str | None = None, _allowed: dict[str, set[ReportKey]] | None = None,
-                 quarter_columns: bool = True):
+                 quarter_columns: bool = True, selected: bool = False):
         """`facts` may hold every filed version of a value (restatements): the latest filed wins per
         report cell, and `as_of` (YYYY-MM-DD) keeps only values filed on or before that date.
 
@@ -136,7 +136,10 @@ class FactStore(StoreViews):
         and weighted shares are always derived from the YTD reports and kept unrounded (what the prompt gives), and a
         derived figure that misses the filed 3-month one (rounds to another cent on the filing's basis; 1 % for shares)
         raises LedgerError instead of giving an answer the filer contradicts. With quarter columns, a derived quarter
-        EPS stands for the filed one and is rounded to its cent."""
+        EPS stands for the filed one and is rounded to its cent.
+
+        selected=True: `facts` is already `select_latest`'s output (the store cache, `load_facts()`), which selecting
+        again leaves as it is (every embedded company's store compared: the same state), so indexing skips it."""
         self.quarter_columns = quarter_columns
         missing = {"company", "scope", "concept", "value", "unit", "start", "end"} - set(facts.columns)
         if missing:
@@ -149,7 +152,7 @@ class FactStore(StoreViews):
         self._allowed = _allowed  # None: every report; else {company: reports} this view sees
         from ledgerlm.synth.statements.indexing import index_facts  # pandas: only a store built from facts needs it
 
-        self.calendar, self.index = index_facts(facts)
+        self.calendar, self.index = index_facts(facts, selected=selected and as_of is None)
 
     @classmethod
     def from_sources(cls, paths: list[str] | None = None, *, as_of: str | None = None,
