@@ -5,6 +5,7 @@ owns it; lazy stores give the same dataset as the in-memory path.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 from pathlib import Path
@@ -186,6 +187,49 @@ def test_parallel_build_writes_the_same_bytes(tmp_path, monkeypatch, repo_root):
     assert sorted(_tree(serial)) == ["0000000.parquet", "0000000.state.json.gz", "0000001.parquet",
                                      "0000001.state.json.gz", "index.json"]
     assert _tree(parallel) == _tree(serial) == _tree(again)
+
+
+def _bulk_zip(path: Path, repo_root: Path) -> Path:
+    """A companyfacts.zip-style archive of the embedded SNOW and TSM files (SEC's member names, JSON inside)."""
+    import gzip
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for src in SRC:
+            name = Path(src).name.replace(".json.gz", ".json")
+            z.writestr(name, gzip.decompress((repo_root / src).read_bytes()))
+        z.writestr("README.txt", "not a member")  # skipped: no CIK in the name
+    return path
+
+
+def test_parallel_build_of_a_bulk_zip_and_a_file(tmp_path, monkeypatch, repo_root):
+    """Each zip member and each other source file is read in a worker; the parts reach each company in source order,
+    so a zip plus a file (AAPL) builds the same folder with 1 and 2 workers."""
+    monkeypatch.chdir(repo_root)
+    sources = [str(_bulk_zip(tmp_path / "companyfacts.zip", repo_root)), "synth/data/sec/companyfacts/CIK0000320193_AAPL.json.gz"]
+    serial = storecache.build_cache(sources, tmp_path / "serial")
+    parallel = storecache.build_cache(sources, tmp_path / "parallel", workers=2)
+    assert _tree(parallel) == _tree(serial)
+    index = json.loads((serial / "index.json").read_text())["companies"]
+    assert sorted(index) == ["AAPL", "SNOW", "TSM"]
+
+
+def test_damaged_zip_member_names_the_member(tmp_path, monkeypatch, repo_root):
+    monkeypatch.chdir(repo_root)
+    bad = tmp_path / "bad.zip"
+    import gzip
+    import zipfile
+
+    with zipfile.ZipFile(bad, "w") as z:  # a good member beside it: with 2 workers the error comes from a worker
+        z.writestr("CIK0001640147_SNOW.json", gzip.decompress((repo_root / SRC[0]).read_bytes()))
+        z.writestr("CIK0000000001_BAD.json", b"{not json")
+    for workers in (1, 2):
+        with pytest.raises(InputError, match=r"bad\.zip!CIK0000000001_BAD\.json"):
+            storecache.build_cache([str(bad)], tmp_path / f"out{workers}", workers=workers)
+    monkeypatch.setenv("LEDGERLM_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(InputError, match="CIK0000000001_BAD"):
+        storecache.company_stores([str(bad)], workers=2)
+    assert list((tmp_path / "cache").iterdir()) == []  # no half-built folder left behind
 
 
 def test_selected_facts_index_as_when_selected_again(repo_root, monkeypatch):

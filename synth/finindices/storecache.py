@@ -2,7 +2,7 @@
 lazily (a bounded number of FactStores in memory at once).
 
     python -m ledgerlm.synth.finindices.storecache                 # build (or reuse) the cache for the embedded data; prints its folder
-    python -m ledgerlm.synth.finindices.storecache bulk/companyfacts.zip --workers 16   # companies built in parallel (default: every CPU)
+    python -m ledgerlm.synth.finindices.storecache bulk/companyfacts.zip --workers 16   # members and companies in 16 processes (default: every CPU)
 
 The cache folder `$LEDGERLM_CACHE_DIR/stores-v8-<key>/` (default `~/.cache/ledgerlm`, `ledgerlm.cachedir`; `<key>` is
 the sha256 of every source file's bytes, of `synth/statements/` and of `synth/indices/registry.py`) holds
@@ -35,7 +35,7 @@ import tempfile
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:  # annotations only: functions that build or read frames import pandas (a warm synth run never does)
     import pandas as pd
@@ -310,16 +310,58 @@ def load_store(facts, state: bytes) -> CachedStore:
 
 
 # -- building ----------------------------------------------------------------------------------------
-def _raw_parts(sources: list[str] | None) -> Iterator[tuple[int, str, pd.DataFrame]]:
-    """(source order, company, raw facts) from every source; a bulk zip streamed member by member."""
+def _units(sources: list[str] | None) -> list[tuple[int, str, str, str | None]]:
+    """What the sources are read in: (order, kind, path, zip member or None), one per companyfacts member of a bulk
+    zip and one per other source file or folder, in source order."""
     targets = [Path(p) for p in sources] if sources else [DEFAULT_DATA_DIR]
-    order = 0
+    units = []
     for kind, path in [item for p in targets for item in _expand(p)]:
-        frames = companyfacts.iter_companyfacts_zip(path) if kind == "zip" else [_cached(kind, str(path.resolve()), _signature(kind, path))]
-        for frame in frames:
-            order += 1
-            for company, df in frame.groupby("company", sort=True) if len(frame) else []:
-                yield order, str(company), df
+        if kind == "zip":
+            with companyfacts.open_zip(path) as archive:
+                members = companyfacts.zip_members(archive)
+            units += [(len(units) + 1 + i, kind, str(path), member) for i, member in enumerate(members)]
+        else:
+            units.append((len(units) + 1, kind, str(path), None))
+    return units
+
+
+_ARCHIVES: dict[str, object] = {}  # path -> this process's open ZipFile while a cache is staged (`_stage_unit`)
+
+
+def _stage_unit(stage: Path, order: int, kind: str, path: str, member: str | None) -> list[tuple[str, Path]]:
+    """Read one unit (`_units`) and write each company's facts in it to `stage` as Parquet: [(company, part)]."""
+    if member is not None:
+        archive = _ARCHIVES.get(path)
+        if archive is None:  # opened in the process that reads it (a forked worker never shares the parent's file offset)
+            archive = _ARCHIVES[path] = companyfacts.open_zip(path)
+        frame = companyfacts.read_zip_member(archive, member, path)
+    else:
+        frame = _cached(kind, str(Path(path).resolve()), _signature(kind, Path(path)))
+    out = []
+    for j, (company, df) in enumerate(frame.groupby("company", sort=True) if len(frame) else []):
+        part = stage / f"{order:07d}-{j:05d}.parquet"
+        df.reset_index(drop=True).to_parquet(part, index=False)
+        out.append((str(company), part))
+    return out
+
+
+def _close_archives() -> None:
+    for archive in _ARCHIVES.values():
+        archive.close()
+    _ARCHIVES.clear()
+
+
+def _in_processes(fn, jobs: list[tuple], workers: int) -> list:
+    """[fn(*job) for job in jobs], in `workers` forked processes when workers > 1 (results in job order)."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [fn(*job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context(method),
+                             initializer=_close_archives) as pool:
+        return list(pool.map(fn, *zip(*jobs), chunksize=max(1, len(jobs) // (8 * workers))))
 
 
 def _company_file(n: int) -> str:
@@ -329,30 +371,22 @@ def _company_file(n: int) -> str:
 def build_cache(sources: list[str] | None, folder: Path, workers: int = 1) -> Path:
     """Write the per-company Parquet files and index.json for `sources` into `folder` (created, private).
 
-    The sources are streamed once into per-company parts (serial: a bulk zip is read member by member); each company's
-    store is then selected, indexed and written on its own (`_build_company`), in `workers` forked processes when
-    `workers` > 1: ~90 % of a build, and the same files whatever the number of workers."""
+    Each source unit (a bulk zip's member, another source file) is read and split by company into staged parts;
+    each company's store is then selected from its parts (in source order), indexed and written on its own
+    (`_build_company`). Both steps run in `workers` forked processes when `workers` > 1 (one unit or company at a
+    time in each), and write the same files whatever the number of workers."""
     folder.mkdir(parents=True, mode=0o700)
     stage = folder / "stage"
     stage.mkdir(mode=0o700)
     staged: dict[str, list[Path]] = {}
-    numbers: dict[str, int] = {}
-    for order, company, df in _raw_parts(sources):
-        parts = staged.setdefault(company, [])
-        number = numbers.setdefault(company, len(numbers))
-        part = stage / f"{number:07d}-{order:07d}-{len(parts):04d}.parquet"
-        df.reset_index(drop=True).to_parquet(part, index=False)
-        parts.append(part)
+    try:
+        for parts in _in_processes(_stage_unit, [(stage, *unit) for unit in _units(sources)], workers):
+            for company, part in parts:
+                staged.setdefault(company, []).append(part)
+    finally:
+        _close_archives()
     jobs = [(folder, n, company, staged[company]) for n, company in enumerate(sorted(staged))]
-    if workers > 1 and len(jobs) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context(method)) as pool:
-            entries = list(pool.map(_build_company, *zip(*jobs), chunksize=max(1, len(jobs) // (8 * workers))))
-    else:
-        entries = [_build_company(*job) for job in jobs]
+    entries = _in_processes(_build_company, jobs, workers)
     index = {company: entry for (_, _, company, _), entry in zip(jobs, entries)}
     shutil.rmtree(stage)
     (folder / "index.json").write_text(json.dumps({"format": FORMAT, "companies": index}, indent=1, sort_keys=True) + "\n",
@@ -367,7 +401,7 @@ def _build_company(folder: Path, n: int, company: str, parts: list[Path]) -> dic
     source order; returns its index.json entry."""
     import pandas as pd
 
-    raw = pd.concat([pd.read_parquet(p) for p in sorted(parts, key=lambda p: p.name.split("-")[1:])], ignore_index=True)
+    raw = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)  # (parts in source order: build_cache)
     facts = select_latest(raw).reset_index(drop=True)
     store = FactStore(facts, quarter_columns=False, selected=True)  # synth stores: see build_stores
     accounting_standard(store, company)  # memoised in the store, so its state carries it: a load never reads the facts
@@ -534,7 +568,11 @@ def company_stores(sources: list[str] | None, resident: int = DEFAULT_RESIDENT, 
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-        build_cache(sources, tmp / "c", workers)
+        try:
+            build_cache(sources, tmp / "c", workers)
+        except BaseException:  # a bad source (InputError), an interrupt: no half-built folder left in the cache
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         try:
             if folder.is_dir() and not folder.is_symlink():
                 shutil.rmtree(folder, ignore_errors=True)  # ours but damaged

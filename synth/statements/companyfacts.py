@@ -133,22 +133,40 @@ def iter_companyfacts_zip(path: str | Path, ciks: set[int] | list[int] | None = 
 
     `ciks` restricts to those companies (the member name carries the CIK, so others are not decoded).
     """
-    wanted = {int(c) for c in ciks} if ciks is not None else None
+    with open_zip(path) as archive:
+        for member in zip_members(archive, ciks):
+            yield read_zip_member(archive, member, path, include_unmapped=include_unmapped)
+
+
+def open_zip(path: str | Path) -> zipfile.ZipFile:
+    """The archive, or an InputError naming the file."""
     try:
-        archive = zipfile.ZipFile(path)
+        return zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as err:
         raise InputError(f"not a readable zip archive ({err})", path=str(path), field="zip") from None
-    with archive:
-        for member in archive.infolist():
-            named = company_from_filename(member.filename.rsplit("/", 1)[-1])
-            if member.is_dir() or named is None or (wanted is not None and named[0] not in wanted):
-                continue
-            where = f"{path}!{member.filename}"
-            try:
-                data = archive.read(member)
-            except (OSError, zipfile.BadZipFile, EOFError) as err:
-                raise InputError(f"damaged zip member ({err})", path=where, field="zip") from None
-            yield parse_companyfacts(_decode(data, where), where, ticker=named[1], include_unmapped=include_unmapped)
+
+
+def zip_members(archive: zipfile.ZipFile, ciks: set[int] | list[int] | None = None) -> list[str]:
+    """The names of the archive's companyfacts members (CIK##########[_TICKER].json), in archive order."""
+    wanted = {int(c) for c in ciks} if ciks is not None else None
+    out = []
+    for member in archive.infolist():
+        named = company_from_filename(member.filename.rsplit("/", 1)[-1])
+        if member.is_dir() or named is None or (wanted is not None and named[0] not in wanted):
+            continue
+        out.append(member.filename)
+    return out
+
+
+def read_zip_member(archive: zipfile.ZipFile, member: str, path: str | Path, *, include_unmapped: bool = False) -> pd.DataFrame:
+    """One member's facts (`zip_members` names it); a damaged member is an InputError naming `path!member`."""
+    named = company_from_filename(member.rsplit("/", 1)[-1])
+    where = f"{path}!{member}"
+    try:
+        data = archive.read(member)
+    except (OSError, zipfile.BadZipFile, EOFError) as err:
+        raise InputError(f"damaged zip member ({err})", path=where, field="zip") from None
+    return parse_companyfacts(_decode(data, where), where, ticker=named[1] if named else None, include_unmapped=include_unmapped)
 
 
 def main(argv: list[str] | None = None) -> int:
