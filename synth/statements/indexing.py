@@ -79,19 +79,24 @@ def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
 def _place(index: FactIndex, company: str, cdf: pd.DataFrame, years: list[FiscalYear], ends: dict) -> None:
     """Put each of one company's (latest-selected) facts into its report cell (latest filed first wins)."""
     starts = {fy.start: fy for fy in years}
-    for row in cdf.itertuples(index=False):
-        cell = Cell(float(row.value), str(row.unit), str(row.source or ""), str(row.label or ""),
-                    str(row.filed or ""), str(row.statement or ""), str(row.tag or ""), str(getattr(row, "adjustment", "") or ""),
-                    str(getattr(row, "alternates", "") or ""))
-        scope = str(row.scope or "consolidated")
-        end = row.end.date()
-        if pd.isna(row.start):
+    names = ["value", "unit", "source", "label", "filed", "statement", "tag", "adjustment", "alternates", "scope", "end",
+             "start", "days", "concept"]
+    # the columns as object arrays (the values itertuples would give: str, NaN / None, Timestamp / NaT), not iterated
+    # element by element through pyarrow-backed strings (0.84 s of a 17 s ten-company cache build)
+    columns = [cdf[c].to_numpy(dtype=object) if c in cdf.columns else [""] * len(cdf) for c in names]
+    for (value, unit, source, label, filed, statement, tag, adjustment, alternates, scope, end, start, days,
+         concept) in zip(*columns):
+        cell = Cell(float(value), str(unit), str(source or ""), str(label or ""), str(filed or ""), str(statement or ""),
+                    str(tag or ""), str(adjustment or ""), str(alternates or ""))
+        scope = str(scope or "consolidated")
+        end = end.date()
+        if pd.isna(start):
             key = report_for_instant(ends, end)
             if key is None:
                 index.unplaced += 1
                 continue
         else:
-            start, days = row.start.date(), int(row.days)
+            start, days = start.date(), int(days)
             fy = starts.get(start)
             key = None
             if fy is not None and days >= ANNUAL_DAYS[0]:
@@ -101,12 +106,12 @@ def _place(index: FactIndex, company: str, cdf: pd.DataFrame, years: list[Fiscal
                 key = ytd if ytd is not None and ytd.fiscal_year == fy.label and ytd.quarters < 4 else None
             elif QUARTER_DAYS[0] <= days <= QUARTER_DAYS[1] and end in ends:
                 ytd = ends[end]
-                index.quarter_reported.setdefault((company, scope, str(row.concept), ytd.fiscal_year, ytd.quarters), cell)
+                index.quarter_reported.setdefault((company, scope, str(concept), ytd.fiscal_year, ytd.quarters), cell)
                 continue
             if key is None:
                 index.unplaced += 1
                 continue
-        ckey = (company, scope, str(row.concept), key)
+        ckey = (company, scope, str(concept), key)
         if ckey not in index.cells:  # rows are sorted latest-filed first
             index.cells[ckey] = cell
 
