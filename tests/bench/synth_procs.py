@@ -4,7 +4,7 @@ P = 1, and whether every build wrote the same bytes.
 
     TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_procs.py --procs 1 2 4 8 16 [--source companyfacts.zip] [--num 20000]
 
-The input's store cache is built first (untimed). Efficiency = speed-up / P; it is only meaningful where the machine
+The input's store cache is built first, by a small untimed build. Efficiency = speed-up / P; it is only meaningful where the machine
 has at least P free cores (the script prints os.cpu_count() and the load average). For an input with many companies
 (company-affine workers need companies >> P) use tests/bench/synth_bulk.py's zip, e.g.
 `python -c "import sys; sys.path.insert(0, 'tests/bench'); from synth_bulk import bulk_zip; from pathlib import Path;
@@ -16,11 +16,12 @@ import argparse
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from synth_bulk import timed  # noqa: E402  (wall, CPU from wait4, peak RSS of one command)
 
 
 def digest(folder: Path) -> str:
@@ -31,17 +32,10 @@ def digest(folder: Path) -> str:
 
 
 def build(src: list[str], num: int, procs: int, out: Path) -> dict:
-    cmd = [sys.executable, "-m", "ledgerlm.cli", "synth", *src, "--num", str(num), "--num-proc", str(procs),
-           "--no-progress", "--out", str(out)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read().decode(errors="replace")
-    _, status, ru = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status):
-        sys.exit(f"failed: {' '.join(cmd)}\n{err[-2000:]}")
+    run = timed([sys.executable, "-m", "ledgerlm.cli", "synth", *src, "--num", str(num), "--num-proc", str(procs),
+                 "--no-progress", "--out", str(out)])
     rows = sum(1 for s in ("train", "dev", "test") for _ in open(out / f"{s}.jsonl", "rb"))
-    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rows": rows, "sha": digest(out)}
+    return dict(run, rows=rows, sha=digest(out))
 
 
 def main() -> int:
@@ -53,12 +47,9 @@ def main() -> int:
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["n/a"]
     print(f"cores {os.cpu_count()}, load average {' '.join(load)}, --num {args.num}, source {args.source or 'embedded'}")
     src = ["--source", args.source] if args.source else []
-    if args.source:  # build the store cache once, untimed
-        subprocess.run([sys.executable, "-m", "ledgerlm.synth.finindices.storecache", args.source], check=True,
-                       stdout=subprocess.DEVNULL)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        build(src, 200, 1, Path(tmp) / "warm")  # embedded cache, bytecode, tiktoken ranks: built before timing
+        build(src, 200, 1, Path(tmp) / "warm")  # the input's store cache, bytecode, tiktoken ranks: built before timing
         for procs in args.procs:
             out = Path(tmp) / f"p{procs}"
             results[procs] = r = build(src, args.num, procs, out)
