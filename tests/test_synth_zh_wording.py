@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ledgerlm.synth.finindices import instructions
 from ledgerlm.synth.statements.render import unit_header
@@ -220,3 +222,73 @@ def test_zh_line_never_changes_a_figure(line):
     from ledgerlm.synth.finindices.solutions import zh_line
 
     assert re.findall(r"\d+", zh_line(line)) == re.findall(r"\d+", line)
+
+
+
+def _phrase_lines(index: int):
+    """Lines holding a match of Chinese phrase pattern `index`: generated from the pattern (hypothesis), or for a
+    pattern with look-arounds (which `from_regex` cannot satisfy) its known matches between random texts."""
+    from ledgerlm.synth.finindices.solutions import _ZH_PHRASES
+
+    pattern = _ZH_PHRASES[index][0]
+    if "(?<=" not in pattern.pattern and "(?=" not in pattern.pattern:
+        return st.from_regex(pattern, fullmatch=False)
+    known = {"(?<=\\d) x (?=\\d)": ["1,000 x 28", "5 x 5"], "(?<=口径）); (?=1拆)": ["口径）; 1拆"]}[pattern.pattern]
+    return st.tuples(st.text(max_size=8), st.sampled_from(known), st.text(max_size=8)).map("".join)
+
+
+@pytest.mark.parametrize("index", range(19))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_zh_phrase_guard_is_in_every_match(index, data):
+    """Each Chinese phrase pattern runs only on a line holding its guard (`_required_literal`, read off the parsed
+    pattern); every match of the pattern holds the guard, so a line without it is one the pattern leaves unchanged."""
+    from ledgerlm.synth.finindices.solutions import _ZH_GUARDED, _ZH_PHRASES
+
+    assert len(_ZH_PHRASES) == 19
+    guard, pattern, _repl = _ZH_GUARDED[index]
+    line = data.draw(_phrase_lines(index))
+    matches = [m.group(0) for m in pattern.finditer(line)]
+    assert matches and guard and all(guard in m for m in matches), (guard, line)
+
+
+def _phrase_fragments() -> list[str]:
+    """Pieces the Chinese phrase patterns are made of (each guard whole and cut in two, figures, periods), for
+    strings that come near a match without being one."""
+    from ledgerlm.synth.finindices.solutions import _ZH_GUARDED
+
+    pieces = ["FY2009", "FY2010H1", "2014-04-24", "1,000", "-655,000,000", "0.541071", "5", "1", "(", ")", "]", "[",
+              " = ", "; ", " ", "口径）", "1拆", "x", " (to 6 decimals)", " report)", " not shown)", "revenue", "abs(-5)"]
+    for guard, _pattern, _repl in _ZH_GUARDED:
+        pieces += [guard, guard[: len(guard) // 2], guard[len(guard) // 2:]]
+    return pieces
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_phrase_fragments()), max_size=12))
+def test_zh_phrase_guards_change_nothing(parts):
+    """Each Chinese phrase pattern runs only on a line holding its required literal (`_required_literal`, read off the
+    parsed pattern); on any line that gives what running every pattern gives."""
+    from ledgerlm.synth.finindices.solutions import _ZH_GUARDED, _ZH_PHRASES
+
+    line = "".join(parts)
+    plain = guarded = line
+    for pattern, repl in _ZH_PHRASES:
+        plain = pattern.sub(repl, plain)
+    for guard, pattern, repl in _ZH_GUARDED:
+        if guard in guarded:
+            guarded = pattern.sub(repl, guarded)
+    assert guarded == plain
+
+
+def test_required_literal_of_phrase_patterns():
+    """The guard is a literal every match holds; a pattern matching ignoring case gets none."""
+    import re
+
+    from ledgerlm.synth.finindices.solutions import _required_literal
+
+    assert _required_literal(re.compile(r" \(three months, as reported in the (\S+) report\)")) == " (three months, as reported in the "
+    assert _required_literal(re.compile(r"(?<=\d) x (?=\d)")) == " x "
+    assert _required_literal(re.compile(r"\babs\((-?[\d,.]+)\)")) == "abs("
+    assert _required_literal(re.compile(r"abc", re.IGNORECASE)) == ""
+    assert _required_literal(re.compile(r"(a|b)+")) == ""

@@ -272,6 +272,32 @@ _ZH_PHRASES = [
     (re.compile(r"(?<=\d) x (?=\d)"), " × "),
     (re.compile(r"\babs\((-?[\d,.]+)\)"), r"|\1|"),
 ]
+
+
+def _required_literal(pattern: re.Pattern) -> str:
+    """The longest run of plain characters at the top level of `pattern` ("" when it has none or matches ignoring
+    case): every match contains it, so a text without it cannot match and `pattern.sub` would return it unchanged."""
+    try:
+        from re import _parser as sre_parse, _constants as sre_constants  # Python >= 3.11
+    except ImportError:  # Python 3.10
+        import sre_constants
+        import sre_parse
+    if pattern.flags & re.IGNORECASE:
+        return ""
+    runs, run = [""], []
+    for op, arg in sre_parse.parse(pattern.pattern, pattern.flags):
+        if op is sre_constants.LITERAL:
+            run.append(chr(arg))
+        else:
+            runs.append("".join(run))
+            run = []
+    runs.append("".join(run))
+    return max(runs, key=len)
+
+
+# each phrase with the text it cannot match without (most trace lines hold none of them: a substring test each, not
+# nineteen regex scans per cold line)
+_ZH_GUARDED = [(_required_literal(pattern), pattern, repl) for pattern, repl in _ZH_PHRASES]
 _ZH_NOT_SHOWN = re.compile(r" \(([^()]*(?:\([^()]*\)[^()]*)*) not shown\)$")
 _ZH_AT = re.compile(r" at (the beginning of )?(FY\w+)$")
 _IDENT = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9_]*(?![A-Za-z0-9_])")  # ASCII bounds: a key may touch Chinese text
@@ -326,8 +352,9 @@ _DIGIT_RUNS = re.compile(r"\d+")
 def zh_line(line: str) -> str:
     """A trace line (a calculation or a period step) in Chinese: each `=`-separated part that is a formula is written
     with the Chinese names, the trace's English phrases in Chinese; the numbers are untouched."""
-    for pattern, repl in _ZH_PHRASES:
-        line = pattern.sub(repl, line)
+    for guard, pattern, repl in _ZH_GUARDED:
+        if guard in line:
+            line = pattern.sub(repl, line)
     parts = line.split(" = ")
     out = []
     for part in parts:

@@ -1,6 +1,7 @@
 """Interleaved A/B of end-to-end CPU: `python -m ledgerlm synth --num N` of an older commit vs the working tree.
 
     TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_ab.py --old 97908c2 [--num 10000] [--rounds 3]
+    ... --source bulk.zip   # another input (e.g. `synth_bulk.py`'s 100-company zip: the per-company cold work)
 
 This machine's CPU seconds drift by ±15 % between runs of the same code, so two code versions are only compared
 run by run, interleaved (old, new, old, new, ...). The old commit is exported with `git archive` into a temp folder
@@ -64,11 +65,13 @@ BOOT = ("import os, runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if 
         "del sys.argv[0]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)")
 
 
-def run(env: dict, out: Path, num: int) -> tuple[float, str]:
-    subprocess.run([sys.executable, "-c", BOOT, "ledgerlm.synth.finindices.storecache"], env=env, check=True,
+def run(env: dict, out: Path, num: int, source: str | None = None) -> tuple[float, str]:
+    src = [source] if source else []
+    subprocess.run([sys.executable, "-c", BOOT, "ledgerlm.synth.finindices.storecache", *src], env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=out.parent)
     proc = subprocess.Popen([sys.executable, "-c", BOOT, "ledgerlm", "synth", "--num", str(num), "--out", str(out),
-                             "--no-progress"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=out.parent)
+                             "--no-progress", *(["--source", source] if source else [])],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=out.parent)
     _, status, ru = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
         sys.exit(f"synth failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
@@ -81,7 +84,9 @@ def main() -> int:
     p.add_argument("--old", required=True, help="the commit to compare the working tree with")
     p.add_argument("--num", type=int, default=10_000)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--source", help="input file or folder for both versions (default: the embedded data)")
     args = p.parse_args()
+    source = str(Path(args.source).resolve()) if args.source else None
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         versions = {"old": dict(os.environ, PYTHONPATH=str(export(args.old, tmp / "old"))),
@@ -90,7 +95,7 @@ def main() -> int:
         digests = set()
         for i in range(args.rounds):
             for name, env in versions.items():
-                seconds, digest = run(env, tmp / f"{name}{i}", args.num)
+                seconds, digest = run(env, tmp / f"{name}{i}", args.num, source)
                 cpu[name].append(seconds)
                 digests.add(digest)
                 print(f"round {i + 1} {name} ({args.old if name == 'old' else 'working tree'}): {seconds:.2f} s CPU, "
