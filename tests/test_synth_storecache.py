@@ -253,3 +253,21 @@ def test_cache_cli_refuses_zero_workers(capsys):
     with pytest.raises(SystemExit):
         storecache.main(["--workers", "0"])
     assert "--workers must be >= 1" in capsys.readouterr().err
+
+
+def test_companies_selected_together_write_the_bytes_of_one_at_a_time(tmp_path, monkeypatch, repo_root):
+    """#17: consecutive companies are selected by one `select_latest` call (`_build_companies`; pandas' per-call cost
+    shared); every company's files are those of selecting it alone: companyfacts, an XBRL instance and a financial
+    statement data set quarter (several filers, parent-company rows) in one build, batches of 1 and of 16 companies
+    (and 2 workers), and batches cut by rows too."""
+    monkeypatch.chdir(repo_root)
+    sources = [*SRC, "synth/data/sec/xbrl/aapl-20230701_htm.xml.gz", "synth/data/sec/fsds/2010q1"]
+    alone = storecache.build_cache(sources, tmp_path / "alone", batch=1)
+    together = storecache.build_cache(sources, tmp_path / "together", batch=16)
+    parallel = storecache.build_cache(sources, tmp_path / "parallel", workers=2, batch=4)
+    index = json.loads((alone / "index.json").read_text())["companies"]
+    assert len(index) >= 8 and {"SNOW", "TSM", "AAPL"} <= set(index)
+    assert _tree(together) == _tree(alone) == _tree(parallel)
+    assert [list(r) for r in storecache._batches([5, 1, 1, 1], 2)] == [[0, 1], [2, 3]]
+    monkeypatch.setattr(storecache, "SELECT_BATCH_ROWS", 6)
+    assert [list(r) for r in storecache._batches([5, 1, 1, 7, 2], 16)] == [[0, 1], [2], [3], [4]]
