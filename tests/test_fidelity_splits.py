@@ -166,3 +166,40 @@ def test_revenue_per_share_and_ttm_across_the_2020_apple_split():
     ttm_shares = (nine * 4 * 273 + shares * 4 * 364 - nine_prior * 4 * 273) / 364
     got = s.value("AAPL", "shares_diluted", "FY2020Q3TTM").value
     assert got == pytest.approx(ttm_shares, rel=1e-6)
+
+
+def _two_currency_rows(company: str, usd_first: bool) -> list[dict]:
+    """Ten annual 20-F windows of a filer that reports net income and EPS in its own currency (CNY) and in USD, with
+    its weighted share count filed in thousands (500,000 for 500 M shares): CNY 1e9 / 5e8 = 2.00, USD 1.46e8 / 5e8 =
+    0.29."""
+    def row(concept, tag, value, unit, y):
+        return dict(company=company, company_name=company, scope="consolidated", statement="income", concept=concept,
+                    label=tag, value=float(value), unit=unit, start=f"{y}-01-01", end=f"{y}-12-31", fiscal_year=y,
+                    fiscal_period="FY", form="20-F", filed=f"{y + 1}-03-01", source=f"f{y}", tag=f"us-gaap:{tag}")
+    rows = []
+    for y in range(2000, 2010):
+        ni = [row("net_income_parent", "NetIncomeLoss", 1e9, "CNY", y), row("net_income_parent", "NetIncomeLoss", 1.46e8, "USD", y)]
+        eps = [row("eps_basic", "EarningsPerShareBasic", 2.0, "CNY/share", y), row("eps_basic", "EarningsPerShareBasic", 0.29, "USD/share", y)]
+        rows += (ni[::-1] + eps[::-1] if usd_first else ni + eps)
+        rows.append(row("shares_basic", "WeightedAverageNumberOfSharesOutstandingBasic", 5e5, "shares", y))
+    return rows
+
+
+@pytest.mark.parametrize("usd_first", [False, True])
+def test_scale_slip_proof_compares_eps_with_net_income_in_its_own_currency(usd_first):
+    """Review: the EPS check of a share count took whichever net income an unstable sort put first, so a CNY EPS was
+    compared with USD net income (1.46e8 / 5e5 = 292 against 2.00: no factor proves it) depending on row order and on
+    the other companies selected with it. Now EPS and net income of one currency: every window's count is restored
+    to 500 M whatever the order or the neighbours."""
+    import pandas as pd
+
+    from ledgerlm.synth.statements.facts import conform, select_latest
+
+    frame = conform(pd.DataFrame(_two_currency_rows("AAA", usd_first)))
+    others = conform(pd.DataFrame([dict(r, company="BBB", company_name="BBB", value=r["value"] * 3)
+                                   for r in _two_currency_rows("BBB", not usd_first)]))
+    for raw in (frame, pd.concat([others, frame], ignore_index=True), pd.concat([frame, others], ignore_index=True)):
+        selected = select_latest(raw)
+        counts = selected[(selected["company"] == "AAA") & (selected["concept"] == "shares_basic")]
+        assert len(counts) == 10 and set(counts["value"]) == {5e8}, counts[["end", "value", "adjustment"]]
+        assert all("scale slip x 1000" in note for note in counts["adjustment"])

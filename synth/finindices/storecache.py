@@ -14,8 +14,8 @@ load decodes the state only; the facts are read when something asks for them (`C
 private temp folder and renamed into place, so concurrent shard jobs never read a half-written cache.
 
 Building streams the sources: a bulk `companyfacts.zip` member by member, each company's raw facts
-staged as Parquet parts and reduced (`select_latest`) one company at a time, so no step holds every
-company's facts at once. `LEDGERLM_CACHE_DIR=off` keeps everything in memory (no files).
+staged as Parquet parts and reduced (`select_latest`) a few consecutive companies at a time (`_build_companies`),
+so no step holds every company's facts at once. `LEDGERLM_CACHE_DIR=off` keeps everything in memory (no files).
 
 Trust: nothing here executes data. Parquet and JSON are parsed, never unpickled; the reader checks the
 column schema, and refuses (and does not use) a cache folder or file that is not owned by the current
@@ -422,18 +422,27 @@ def _build_companies(folder: Path, companies: list[tuple[int, str, list[Path]]])
     """The cache files of consecutive companies [(n, company, staged parts)]: their raw facts (each company's parts in
     source order) selected by one `select_latest` call, then each company's store on its own (`_write_company`);
     their index.json entries. Selection is per company (every key and grouping of select_latest holds the company:
-    `load_facts` selects all companies at once), so a company's facts are those of selecting it alone (the bulk
+    `load_facts` selects all companies at once; a company with unmapped rows is selected alone, see below), so a
+    company's facts are those of selecting it alone (the bulk
     stand-in's 100 companies and the embedded 20 compared equal, frames and dtypes). pandas' per-call overhead is
     shared: select_latest over those 100 companies took 57.4 s CPU one at a time, 24.0 s in batches of 16; the whole
     cache build of their zip with 2 workers 75-80 s -> 53-57 s CPU (peak RSS 230 -> 305 MB with 50,000-row batches)."""
     import pandas as pd
 
-    raw = pd.concat([pd.read_parquet(p) for _, _, parts in companies for p in parts], ignore_index=True)
-    selected = select_latest(raw)
-    positions = selected.groupby("company", sort=False).indices if len(selected) else {}
+    raws = {company: pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True) for _, company, parts in companies}
+    # a company with unmapped rows (concept "": a canonical CSV may keep them) is selected alone: a row a step adds
+    # (`_with_recast_zero_share`) is labelled after the frame's last mapped row, and so ordered among the unmapped
+    # rows by the other companies' labels
+    alone = {company for company, raw in raws.items() if raw["concept"].eq("").any()}
+    together = [raws[company] for _, company, _ in companies if company not in alone]
+    selected = select_latest(pd.concat(together, ignore_index=True)) if together else None
+    positions = selected.groupby("company", sort=False).indices if together and len(selected) else {}
     entries = []
     for n, company, parts in companies:
-        facts = selected.iloc[positions.get(company, [])].reset_index(drop=True)  # (a company every row of which left: none)
+        if company in alone:
+            facts = select_latest(raws[company]).reset_index(drop=True)
+        else:  # (a company every row of which left: none)
+            facts = selected.iloc[positions.get(company, [])].reset_index(drop=True)
         entries.append(_write_company(folder, n, company, facts))
         for p in parts:
             p.unlink()

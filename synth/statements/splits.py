@@ -75,6 +75,11 @@ def _kinds(df: pd.DataFrame) -> pd.Series:
     return kind
 
 
+def _currency(unit) -> str:
+    """The currency of an amount or per-share unit: USD, USD/share -> USD."""
+    return str(unit).split("/", 1)[0]
+
+
 # -- 1. scale slips ---------------------------------------------------------------------------------
 def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, list[str]]:
     """Multiply provable slips (EPS agrees after x factor), drop unprovable ones; returns (frame, notes)."""
@@ -83,12 +88,18 @@ def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, li
     if shares.empty:
         return df, notes
     win = ["company", "scope", "source", "start", "end"]
+    # EPS and net income of one filing's window in one currency (TSMC files both in TWD and in USD: a TWD EPS proved
+    # against whichever net income came first, USD or TWD, depending on an unstable sort and on the other companies
+    # in the frame); the preferred net income concept first, ties in frame order
     eps = df[df["concept"].isin(list(EPS_OF.values()))]
-    ni = df[df["concept"].isin(NET_INCOME)].sort_values("concept", key=lambda s: s.map({c: i for i, c in enumerate(NET_INCOME)}))
-    eps_at = {(*k, c): v for k, c, v in zip(eps[win].itertuples(index=False, name=None), eps["concept"], eps["value"])}
+    ni = df[df["concept"].isin(NET_INCOME)].sort_values(
+        "concept", key=lambda s: s.map({c: i for i, c in enumerate(NET_INCOME)}), kind="stable")
+    eps_at: dict[tuple, dict[str, float]] = {}
+    for k, c, u, v in zip(eps[win].itertuples(index=False, name=None), eps["concept"], eps["unit"], eps["value"]):
+        eps_at.setdefault((*k, c), {})[_currency(u)] = v
     ni_at: dict[tuple, float] = {}
-    for k, v in zip(ni[win].itertuples(index=False, name=None), ni["value"]):
-        ni_at.setdefault(k, v)
+    for k, u, v in zip(ni[win].itertuples(index=False, name=None), ni["unit"], ni["value"]):
+        ni_at.setdefault((*k, _currency(u)), v)
     fix: dict[int, float] = {}
     drop: list[int] = []
     groups = {k: g for k, g in df[df["concept"].isin(list(EPS_OF))].groupby(["company", "concept"])}
@@ -97,7 +108,11 @@ def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, li
         if value <= 0:
             continue
         key = (row["company"], row["scope"], row["source"], row["start"], row["end"])
-        e, n = eps_at.get((*key, EPS_OF[row["concept"]])), ni_at.get(key)
+        e = n = None
+        for currency, per_share in sorted(eps_at.get((*key, EPS_OF[row["concept"]]), {}).items()):
+            if (*key, currency) in ni_at:  # the first currency (by code) with both figures in this filing's window
+                e, n = per_share, ni_at[(*key, currency)]
+                break
         proven = None
         if e is not None and n is not None and abs(e) >= 0.01:
             if abs(n / value - e) > CENT + 0.02 * abs(e):
