@@ -54,7 +54,7 @@ def index_facts(facts: pd.DataFrame, selected: bool = False) -> tuple[Calendar, 
         latest = cdf if selected else _latest(cdf)  # (cdf is sorted latest filed first, as _latest returns it)
         ends = report_ends(years, latest[latest["start"].notna()])
         calendar.add_report_ends(company, ends)
-        _place(index, company, latest, years, ends)
+        _place(index, company, reporting_currency_first(latest), years, ends)
         calendar.add_first_filed(company, cdf)
     withhold_conflicting_fills(index)
     return calendar, index
@@ -74,6 +74,39 @@ def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
     out["end"] = pd.to_datetime(out["end"])
     out["days"] = (out["end"] - out["start"]).dt.days
     return out.sort_values("filed", ascending=False, kind="stable")
+
+
+def _currency(unit) -> str | None:
+    """The ISO currency of an amount or per-share unit (TWD, TWD/share -> TWD); None for shares, ratios and the rest."""
+    head = str(unit).split("/", 1)[0]
+    return head if len(head) == 3 and head.isalpha() and head.isupper() else None
+
+
+def reporting_currency(units) -> str | None:
+    """The currency most of a company's amounts are in (ties: the first by code); None when none is."""
+    counts: dict[str, int] = {}
+    for unit in units:
+        currency = _currency(unit)
+        if currency is not None:
+            counts[currency] = counts.get(currency, 0) + 1
+    return min(counts, key=lambda c: (-counts[c], c)) if counts else None
+
+
+def reporting_currency_first(cdf: pd.DataFrame) -> pd.DataFrame:
+    """One company's facts with its rows in another currency after all the others, each part in its order (latest
+    filed first): a report cell then holds its figure in the reporting currency wherever the filings give one. A
+    foreign private issuer tags most figures twice (TSMC: TWD and a USD convenience translation, in the same filing);
+    the first row reaching a cell won, so the currency of a cell followed the input's row order, and an index could
+    divide a USD figure by a TWD one (the TSM facts with their USD rows first: FY2024 revenue growth -95.9 % instead of
+    +33.9 %, review 2026-12-04)."""
+    currency = reporting_currency(cdf["unit"].tolist()) if len(cdf) else None
+    if currency is None:
+        return cdf
+    foreign = [c is not None and c != currency for c in map(_currency, cdf["unit"].tolist())]
+    if not any(foreign):
+        return cdf
+    keep = [not f for f in foreign]
+    return pd.concat([cdf[keep], cdf[foreign]])
 
 
 def _place(index: FactIndex, company: str, cdf: pd.DataFrame, years: list[FiscalYear], ends: dict) -> None:

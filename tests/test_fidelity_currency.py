@@ -1,0 +1,66 @@
+"""A report cell holds its figure in the company's reporting currency, whatever the order of the input rows.
+
+    python -m pytest -q tests/test_fidelity_currency.py
+
+TSMC (TSM) tags most figures twice, in TWD and as a USD convenience translation in the same filing. Cells were keyed
+without a unit and the first row reaching one won, so the input's row order chose the currency: the same facts with
+their USD rows first gave FY2024 revenue growth 88,268 M USD / 2,161,735.8 M TWD - 1 = -95.9 % (review 2026-12-04).
+Expected figures are read from the filer's companyfacts JSON here, not from the code under test.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from ledgerlm.synth.indices.compute import compute
+from ledgerlm.synth.statements.indexing import reporting_currency
+from ledgerlm.synth.statements.sources import load_facts
+from ledgerlm.synth.statements.store import FactStore
+
+TSM = Path(__file__).resolve().parents[1] / "synth" / "data" / "sec" / "companyfacts" / "CIK0001046179_TSM.json.gz"
+
+
+def _annual(tag: str, unit: str, end: str) -> float:
+    """The filer's own annual figure (the last 20-F filing of it)."""
+    doc = json.loads(gzip.decompress(TSM.read_bytes()))
+    rows = [f for taxonomy in doc["facts"].values() for t, body in taxonomy.items() if t == tag
+            for f in body["units"].get(unit, ()) if f["end"] == end and f.get("fp") == "FY" and f.get("form", "").startswith("20-F")]
+    return float(max(rows, key=lambda f: f["filed"])["val"])
+
+
+@pytest.fixture(scope="module")
+def stores():
+    raw = load_facts([str(TSM)], latest_only=False)
+    assert {"TWD", "USD"} <= set(raw["unit"])  # the data holds both currencies (else the test shows nothing)
+    usd_first = raw.sort_values("unit", ascending=False, kind="stable").reset_index(drop=True)
+    return FactStore(raw), FactStore(usd_first)
+
+
+def test_cells_are_in_the_reporting_currency_whatever_the_row_order(stores):
+    loaded, usd_first = stores
+    assert reporting_currency(loaded.facts["unit"]) == "TWD"
+    cells = {k: (c.value, c.unit) for k, c in loaded.index.cells.items()}
+    assert cells == {k: (c.value, c.unit) for k, c in usd_first.index.cells.items()}
+    assert not any(unit.startswith("USD") for _, unit in cells.values())
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_tsm_growth_and_margin_read_twd_figures(stores, which):
+    store = stores[which]
+    revenue = {y: _annual("Revenue", "TWD", f"{y}-12-31") for y in (2023, 2024)}
+    growth = compute(store, "TSM", "revenue_yoy", "FY2024")
+    assert growth.value == pytest.approx(revenue[2024] / revenue[2023] - 1, rel=1e-12)
+    assert {f.unit for f in growth.facts} == {"TWD"}
+    eps = compute(store, "TSM", "eps_diluted_yoy", "FY2024")
+    assert {f.unit for f in eps.facts} == {"TWD/share"}
+    assert eps.value == pytest.approx(_annual("DilutedEarningsLossPerShare", "TWD/shares", "2024-12-31")
+                                      / _annual("DilutedEarningsLossPerShare", "TWD/shares", "2023-12-31") - 1, rel=1e-12)
+
+
+def test_reporting_currency_is_the_most_used_one():
+    assert reporting_currency(["EUR", "EUR/share", "USD", "shares", "pure"]) == "EUR"
+    assert reporting_currency(["USD", "EUR"]) == "EUR"  # a tie: the first by code
+    assert reporting_currency(["shares", "pure", "USD/shares".lower()]) is None
