@@ -64,3 +64,25 @@ def test_reporting_currency_is_the_most_used_one():
     assert reporting_currency(["EUR", "EUR/share", "USD", "shares", "pure"]) == "EUR"
     assert reporting_currency(["USD", "EUR"]) == "EUR"  # a tie: the first by code
     assert reporting_currency(["shares", "pure", "USD/shares".lower()]) is None
+
+
+def test_an_index_over_figures_of_two_currencies_is_refused():
+    """Where a filing gives a figure in another currency only, the cell holds it; an index that would combine it with
+    reporting-currency figures is refused (no exchange rate in the reports), never answered."""
+    import pandas as pd
+
+    from ledgerlm.synth.indices.compute import IndexUndefined
+    from ledgerlm.synth.statements.facts import conform
+
+    def row(concept, tag, value, unit, y):
+        return dict(company="FPI", company_name="FPI", scope="consolidated", statement="income", concept=concept,
+                    label=tag, value=float(value), unit=unit, start=f"{y}-01-01", end=f"{y}-12-31", fiscal_year=y,
+                    fiscal_period="FY", form="20-F", filed=f"{y + 1}-03-01", source=f"f{y}", tag=f"ifrs-full:{tag}")
+
+    rows = [row("revenue", "Revenue", 1000 + y, "EUR", y) for y in (2020, 2021, 2022)]
+    rows += [row("net_income", "ProfitLoss", 100, "EUR", y) for y in (2020, 2021)] + [row("net_income", "ProfitLoss", 9, "USD", 2022)]
+    store = FactStore(conform(pd.DataFrame(rows)))
+    assert compute(store, "FPI", "net_margin", "FY2021").value == pytest.approx(100 / 3021)
+    assert compute(store, "FPI", "revenue_yoy", "FY2022").value == pytest.approx(3022 / 3021 - 1)
+    with pytest.raises(IndexUndefined, match="EUR and USD"):
+        compute(store, "FPI", "net_margin", "FY2022")

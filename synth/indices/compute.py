@@ -36,6 +36,7 @@ from ledgerlm.errors import InputError, LedgerError, NotDerivable
 from ledgerlm.synth.indices.formula import BinOp, Call, Name, Neg, Node, Num
 from ledgerlm.synth.indices.registry import Registry, accounting_standard, check_applicable, load_registry
 from ledgerlm.synth.statements.periods import Period, ReportKey, parse_period, parse_report
+from ledgerlm.synth.statements.factindex import currency_of
 from ledgerlm.synth.statements.store import forget_frames, fresh_copy
 from ledgerlm.synth.statements.taxonomy import concept_info
 
@@ -103,6 +104,12 @@ def compute(store, company: str, index_id: str, period: Period | str, scope: str
     reason = mixed_bases(company, scope, ev.facts.values()) if mixed_bases is not None and len(ev.facts) > 1 else None
     if reason is not None:  # figures of one concept from two bases (a restatement only one of them saw)
         raise NotDerivable(f"{_where(index_id, company, p)}: {reason}", company=company, concept="", period=p.label, missing=[])
+    if len(ev.facts) > 1:  # a cell holds the reporting currency where a filing gives it (indexing.reporting_currency_first);
+        # where one gives another only, an index over both would divide or add figures of two currencies
+        currencies = {c for c in (currency_of(f.unit) for f in ev.facts.values()) if c is not None}
+        if len(currencies) > 1:
+            raise IndexUndefined(f"{_where(index_id, company, p)}: its figures are in {' and '.join(sorted(currencies))} "
+                                 "(the reports give no exchange rate)")
     if index.positive_base:
         try:
             _refuse_non_positive_base(ev, index, p, "end")

@@ -25,6 +25,12 @@ CellKey = tuple[str, str, str, ReportKey]  # (company, scope, concept, report)
 QuarterKey = tuple[str, str, str, int, int]  # (company, scope, concept, fiscal year, quarter)
 
 
+def currency_of(unit) -> str | None:
+    """The ISO currency of an amount or per-share unit (TWD, TWD/share -> TWD); None for shares, ratios and the rest."""
+    head = str(unit).split("/", 1)[0]
+    return head if len(head) == 3 and head.isalpha() and head.isupper() else None
+
+
 @dataclass(frozen=True, slots=True)
 class FactRef:
     """One reported value a computation used (slots: a cold read makes one, kept until its store leaves memory; no

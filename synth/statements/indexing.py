@@ -19,7 +19,7 @@ import pandas as pd
 from ledgerlm.errors import InputError
 from ledgerlm.synth.statements.facts import select_latest
 from ledgerlm.synth.statements.sheets import withhold_conflicting_fills
-from ledgerlm.synth.statements.factindex import Cell, FactIndex
+from ledgerlm.synth.statements.factindex import Cell, FactIndex, currency_of
 from ledgerlm.synth.statements.fiscal_calendar import (ANNUAL_DAYS, QUARTER_DAYS, Calendar, FiscalYear, report_ends,
                                                        report_for_instant)
 from ledgerlm.synth.statements.periods import ReportKey
@@ -76,17 +76,11 @@ def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("filed", ascending=False, kind="stable")
 
 
-def _currency(unit) -> str | None:
-    """The ISO currency of an amount or per-share unit (TWD, TWD/share -> TWD); None for shares, ratios and the rest."""
-    head = str(unit).split("/", 1)[0]
-    return head if len(head) == 3 and head.isalpha() and head.isupper() else None
-
-
 def reporting_currency(units) -> str | None:
     """The currency most of a company's amounts are in (ties: the first by code); None when none is."""
     counts: dict[str, int] = {}
     for unit in units:
-        currency = _currency(unit)
+        currency = currency_of(unit)
         if currency is not None:
             counts[currency] = counts.get(currency, 0) + 1
     return min(counts, key=lambda c: (-counts[c], c)) if counts else None
@@ -102,7 +96,7 @@ def reporting_currency_first(cdf: pd.DataFrame) -> pd.DataFrame:
     currency = reporting_currency(cdf["unit"].tolist()) if len(cdf) else None
     if currency is None:
         return cdf
-    foreign = [c is not None and c != currency for c in map(_currency, cdf["unit"].tolist())]
+    foreign = [c is not None and c != currency for c in map(currency_of, cdf["unit"].tolist())]
     if not any(foreign):
         return cdf
     keep = [not f for f in foreign]
