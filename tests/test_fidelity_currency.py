@@ -63,7 +63,8 @@ def test_tsm_growth_and_margin_read_twd_figures(stores, which):
 def test_reporting_currency_is_the_most_used_one():
     assert reporting_currency(["EUR", "EUR/share", "USD", "shares", "pure"]) == "EUR"
     assert reporting_currency(["USD", "EUR"]) == "EUR"  # a tie: the first by code
-    assert reporting_currency(["shares", "pure", "USD/shares".lower()]) is None
+    assert reporting_currency(["shares", "pure", "Stock_options"]) is None
+    assert reporting_currency(["usd", "iso4217:EUR", "iso4217:eur/share", "USD/share"]) == "EUR"  # units as a CSV may hold them
 
 
 def test_an_index_over_figures_of_two_currencies_is_refused():
@@ -86,3 +87,32 @@ def test_an_index_over_figures_of_two_currencies_is_refused():
     assert compute(store, "FPI", "revenue_yoy", "FY2022").value == pytest.approx(3022 / 3021 - 1)
     with pytest.raises(IndexUndefined, match="EUR and USD"):
         compute(store, "FPI", "net_margin", "FY2022")
+
+
+def test_a_currency_switch_keeps_the_latest_filings_restated_figures():
+    """Review: a filer that moved from USD to EUR (FY2022 20-F, comparatives restated in EUR) has most of its rows in
+    USD; the reporting currency decides only between rows of one filing, so FY2021 revenue is the latest filing's EUR
+    comparative and FY2022 growth is EUR over EUR (an older USD figure beat it while the currency came first)."""
+    import pandas as pd
+
+    from ledgerlm.synth.statements.facts import conform
+    from ledgerlm.synth.statements.periods import ReportKey
+
+    def row(concept, tag, value, unit, y, filed):
+        return dict(company="SW", company_name="SW", scope="consolidated", statement="income", concept=concept,
+                    label=tag, value=float(value), unit=unit, start=f"{y}-01-01", end=f"{y}-12-31", fiscal_year=filed - 1,
+                    fiscal_period="FY", form="20-F", filed=f"{filed}-03-01", source=f"f{filed}", tag=f"ifrs-full:{tag}")
+
+    rows = []
+    for fy in range(2016, 2024):  # each 20-F shows its year and the one before
+        unit, k = ("USD", 1.0) if fy <= 2021 else ("EUR", 0.9)
+        for y in (fy, fy - 1):
+            rows.append(row("revenue", "Revenue", round(1000 * 1.1 ** (y - 2015) * k, 3), unit, y, fy + 1))
+            rows.append(row("net_income", "ProfitLoss", round(100 * 1.1 ** (y - 2015) * k, 3), unit, y, fy + 1))
+    frame = conform(pd.DataFrame(rows))
+    assert reporting_currency(frame["unit"]) == "USD"  # by row count: the old currency
+    store = FactStore(frame)
+    cell = store.index.cells[("SW", "consolidated", "revenue", ReportKey(2021, 4))]
+    assert (cell.unit, cell.filed) == ("EUR", "2023-03-01") and cell.value == pytest.approx(round(1000 * 1.1 ** 6 * 0.9, 3))
+    growth = compute(store, "SW", "revenue_yoy", "FY2022")
+    assert {f.unit for f in growth.facts} == {"EUR"} and growth.value == pytest.approx(1.1 - 1, rel=1e-5)

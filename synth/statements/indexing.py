@@ -87,20 +87,21 @@ def reporting_currency(units) -> str | None:
 
 
 def reporting_currency_first(cdf: pd.DataFrame) -> pd.DataFrame:
-    """One company's facts with its rows in another currency after all the others, each part in its order (latest
-    filed first): a report cell then holds its figure in the reporting currency wherever the filings give one. A
-    foreign private issuer tags most figures twice (TSMC: TWD and a USD convenience translation, in the same filing);
-    the first row reaching a cell won, so the currency of a cell followed the input's row order, and an index could
-    divide a USD figure by a TWD one (the TSM facts with their USD rows first: FY2024 revenue growth -95.9 % instead of
-    +33.9 %, review 2026-12-04)."""
+    """One company's facts (sorted latest filed first) with, among the rows of one filing date, those in another
+    currency after the rest: a report cell then holds the figure in the reporting currency wherever the latest filing
+    that gives the cell gives one (a later filing still wins: a company that changed its currency shows the restated
+    comparatives of its latest filing). A foreign private issuer tags most figures twice in the same filing (TSMC: TWD
+    and a USD convenience translation); the first row reaching a cell won, so the currency of a cell followed the
+    input's row order, and an index could divide a USD figure by a TWD one (the TSM facts with their USD rows first:
+    FY2024 revenue growth -95.9 % instead of +33.9 %, review 2026-12-04)."""
     currency = reporting_currency(cdf["unit"].tolist()) if len(cdf) else None
     if currency is None:
         return cdf
     foreign = [c is not None and c != currency for c in map(currency_of, cdf["unit"].tolist())]
     if not any(foreign):
         return cdf
-    keep = [not f for f in foreign]
-    return pd.concat([cdf[keep], cdf[foreign]])
+    return (cdf.assign(_foreign=foreign).sort_values(["filed", "_foreign"], ascending=[False, True], kind="stable")
+            .drop(columns="_foreign"))
 
 
 def _place(index: FactIndex, company: str, cdf: pd.DataFrame, years: list[FiscalYear], ends: dict) -> None:
