@@ -33,6 +33,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 import pandas as pd
 
+from ledgerlm.synth.statements.factindex import currency_of
 from ledgerlm.synth.statements.taxonomy import concept_info
 
 SPLIT_FACTORS = (2, 3, 4, 5, 6, 7, 8, 10, 15, 20, 25, 30, 40, 50, 100, 1.5, 2.5)
@@ -75,11 +76,6 @@ def _kinds(df: pd.DataFrame) -> pd.Series:
     return kind
 
 
-def _currency(unit) -> str:
-    """The currency of an amount or per-share unit: USD, USD/share -> USD."""
-    return str(unit).split("/", 1)[0]
-
-
 # -- 1. scale slips ---------------------------------------------------------------------------------
 def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, list[str]]:
     """Multiply provable slips (EPS agrees after x factor), drop unprovable ones; returns (frame, notes)."""
@@ -96,10 +92,12 @@ def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, li
         "concept", key=lambda s: s.map({c: i for i, c in enumerate(NET_INCOME)}), kind="stable")
     eps_at: dict[tuple, dict[str, float]] = {}
     for k, c, u, v in zip(eps[win].itertuples(index=False, name=None), eps["concept"], eps["unit"], eps["value"]):
-        eps_at.setdefault((*k, c), {})[_currency(u)] = v
+        if currency_of(u) is not None:
+            eps_at.setdefault((*k, c), {})[currency_of(u)] = v
     ni_at: dict[tuple, float] = {}
     for k, u, v in zip(ni[win].itertuples(index=False, name=None), ni["unit"], ni["value"]):
-        ni_at.setdefault((*k, _currency(u)), v)
+        if currency_of(u) is not None:
+            ni_at.setdefault((*k, currency_of(u)), v)
     fix: dict[int, float] = {}
     drop: list[int] = []
     groups = {k: g for k, g in df[df["concept"].isin(list(EPS_OF))].groupby(["company", "concept"])}
