@@ -116,3 +116,21 @@ def test_a_currency_switch_keeps_the_latest_filings_restated_figures():
     assert (cell.unit, cell.filed) == ("EUR", "2023-03-01") and cell.value == pytest.approx(round(1000 * 1.1 ** 6 * 0.9, 3))
     growth = compute(store, "SW", "revenue_yoy", "FY2022")
     assert {f.unit for f in growth.facts} == {"EUR"} and growth.value == pytest.approx(1.1 - 1, rel=1e-5)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html", "latex", "text", "tuples", "json"])
+def test_a_line_in_another_currency_says_so_under_the_unit_header(fmt):
+    """A statement's unit header names one currency; a line whose figure is in another (a cell the latest filing gives
+    in that currency only) carries it after its label, in every format and language; per-share and share lines, and
+    the header's own currency however it is spelled, do not."""
+    from ledgerlm.synth.statements.render import render_statement
+
+    stmt = {"company": "X", "period": "FY2022", "statement": "income", "scope": "consolidated", "unit": "USD", "items": [
+        {"concept": "revenue", "label": "Revenue", "value": 3e9, "unit": "EUR"},
+        {"concept": "net_income", "label": "Net income", "value": 1e8, "unit": "usd"},
+        {"concept": "eps_basic", "label": "EPS", "value": 1.2, "unit": "USD/share"},
+        {"concept": "shares_basic", "label": "Shares", "value": 1e8, "unit": "shares"}]}
+    en = render_statement(stmt, fmt, scale=1e6 if fmt != "json" else 1)
+    zh = render_statement(stmt, fmt, scale=1e6 if fmt != "json" else 1, language="zh")
+    assert "Revenue (EUR)" in en and "（EUR）" in zh
+    assert en.count("(EUR)") == 1 and "USD)" not in en.replace("of USD,", "").replace("(in USD)", "")

@@ -22,6 +22,7 @@ import sys
 from json.encoder import encode_basestring  # ensure_ascii=False: the C escaper
 
 from ledgerlm.errors import InputError
+from ledgerlm.synth.statements.factindex import currency_of
 from ledgerlm.synth.statements.taxonomy import concept_info, map_label
 from ledgerlm.synth.statements import tables
 
@@ -88,8 +89,18 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
 
 
 def _labels(stmt: dict, language: str) -> list[str]:
-    """The row label of every line item (`_row_label`)."""
-    return [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in stmt["items"]]
+    """The row label of every line item (`_row_label`); a line in another currency than the statement's unit header
+    says so after its label ("Revenue (EUR)", "营业收入（欧元）"): a report cell holds a foreign-currency figure where the
+    latest filing giving it gives no other (indexing.reporting_currency_first), and the header names one currency."""
+    labels = [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in stmt["items"]]
+    header = stmt.get("unit", "")
+    for i, item in enumerate(stmt["items"]):
+        unit = item.get("unit", header)
+        if unit != header:  # (most lines: the header's unit, or a per-share / share unit checked below)
+            currency = currency_of(unit)
+            if currency is not None and currency != currency_of(header):
+                labels[i] += f"（{zh_amount_unit(currency)}）" if language == "zh" else f" ({currency})"
+    return labels
 
 
 def _figures(stmt: dict, scale: float) -> list[str]:
