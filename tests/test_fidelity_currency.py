@@ -65,6 +65,7 @@ def test_reporting_currency_is_the_most_used_one():
     assert reporting_currency(["USD", "EUR"]) == "EUR"  # a tie: the first by code
     assert reporting_currency(["shares", "pure", "Stock_options"]) is None
     assert reporting_currency(["usd", "iso4217:EUR", "iso4217:eur/share", "USD/share"]) == "EUR"  # units as a CSV may hold them
+    assert reporting_currency([float("nan"), None, "nan", "NaN/share", "USD"]) == "USD"  # a missing unit is no currency
 
 
 def test_an_index_over_figures_of_two_currencies_is_refused():

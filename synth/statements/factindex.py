@@ -28,10 +28,12 @@ QuarterKey = tuple[str, str, str, int, int]  # (company, scope, concept, fiscal 
 def currency_of(unit) -> str | None:
     """The ISO currency of an amount or per-share unit (TWD, TWD/share, iso4217:twd -> TWD); None for shares, ratios
     and the rest (a canonical CSV's units are not normalised: `usd` is USD too)."""
-    head = str(unit).split("/", 1)[0].strip()
+    if not isinstance(unit, str):  # a missing unit (NaN / None) is no currency
+        return None
+    head = unit.split("/", 1)[0].strip()
     if head[:8].lower() == "iso4217:":
         head = head[8:]
-    return head.upper() if len(head) == 3 and head.isascii() and head.isalpha() else None
+    return head.upper() if len(head) == 3 and head.isascii() and head.isalpha() and head.upper() != "NAN" else None
 
 
 @dataclass(frozen=True, slots=True)
