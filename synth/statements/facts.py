@@ -785,7 +785,9 @@ def keep_same_line(df: pd.DataFrame) -> pd.DataFrame:
     akey = ["company", "scope", "source", "start", "end", "unit", "concept"]
     at = df[df["concept"].isin(ANCHORS)].drop_duplicates(akey).set_index(akey)["value"].to_dict()
     drop, notes = [], {}
-    for row in jump.itertuples(index=False):
+    # the note names the latest filing showing the other line (the last written wins: filing order, not row order;
+    # row-order audit 2026-12-04: NVIDIA's and TSMC's notes named another filing when the rows came in another order)
+    for row in jump.sort_values(["filed", "source"], kind="stable").itertuples(index=False):
         both = [(at.get((row.company, row.scope, row.source_orig, s, e, row.unit, c)),
                  at.get((row.company, row.scope, row.source, s, e, row.unit, c))) for c in ANCHORS
                 for s, e in ((row.start, row.end), ("", row.end))]  # flows' totals and the balance sheet at the end
