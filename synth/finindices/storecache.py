@@ -423,8 +423,8 @@ def _build_companies(folder: Path, companies: list[tuple[int, str, list[Path]]])
     source order) selected by one `select_latest` call, then each company's store on its own (`_write_company`);
     their index.json entries. Selection is per company (every key and grouping of select_latest holds the company:
     `load_facts` selects all companies at once; a company with unmapped rows is selected alone, see below), so a
-    company's facts are those of selecting it alone (the bulk
-    stand-in's 100 companies and the embedded 20 compared equal, frames and dtypes). pandas' per-call overhead is
+    company's facts are those of selecting it alone (the bulk stand-in's 100 companies and the embedded 20 compared
+    equal, frames and dtypes). pandas' per-call overhead is
     shared: select_latest over those 100 companies took 57.4 s CPU one at a time, 24.0 s in batches of 16; the whole
     cache build of their zip with 2 workers 75-80 s -> 53-57 s CPU (peak RSS 230 -> 305 MB with 50,000-row batches)."""
     import pandas as pd

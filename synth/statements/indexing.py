@@ -78,11 +78,11 @@ def _latest(cdf: pd.DataFrame) -> pd.DataFrame:
 
 def reporting_currency(units) -> str | None:
     """The currency most of a company's amounts are in (ties: the first by code); None when none is."""
-    counts: dict[str, int] = {}
-    for unit in units:
-        currency = currency_of(unit)
-        if currency is not None:
-            counts[currency] = counts.get(currency, 0) + 1
+    return _most_used(map(currency_of, units))
+
+
+def _most_used(currencies) -> str | None:
+    counts = Counter(c for c in currencies if c is not None)
     return min(counts, key=lambda c: (-counts[c], c)) if counts else None
 
 
@@ -94,10 +94,11 @@ def reporting_currency_first(cdf: pd.DataFrame) -> pd.DataFrame:
     and a USD convenience translation); the first row reaching a cell won, so the currency of a cell followed the
     input's row order, and an index could divide a USD figure by a TWD one (the TSM facts with their USD rows first:
     FY2024 revenue growth -95.9 % instead of +33.9 %, review 2026-12-04)."""
-    currency = reporting_currency(cdf["unit"].tolist()) if len(cdf) else None
+    currencies = [currency_of(unit) for unit in cdf["unit"].tolist()]
+    currency = _most_used(currencies)
     if currency is None:
         return cdf
-    foreign = [c is not None and c != currency for c in map(currency_of, cdf["unit"].tolist())]
+    foreign = [c is not None and c != currency for c in currencies]
     if not any(foreign):
         return cdf
     return (cdf.assign(_foreign=foreign).sort_values(["filed", "_foreign"], ascending=[False, True], kind="stable")

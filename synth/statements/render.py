@@ -90,15 +90,16 @@ def unit_header(unit: str, scale: float, language: str = "en") -> str:
 
 def _labels(stmt: dict, language: str) -> list[str]:
     """The row label of every line item (`_row_label`); a line in another currency than the statement's unit header
-    says so after its label ("Revenue (EUR)", "营业收入（欧元）"): a report cell holds a foreign-currency figure where the
+    says so after its label ("Revenue (EUR)", "营业收入（EUR）"): a report cell holds a foreign-currency figure where the
     latest filing giving it gives no other (indexing.reporting_currency_first), and the header names one currency."""
     labels = [_label_for(item.get("concept", ""), item.get("label") or "", language) for item in stmt["items"]]
     header = stmt.get("unit", "")
+    header_currency = currency_of(header)
     for i, item in enumerate(stmt["items"]):
         unit = item.get("unit", header)
         if unit != header:  # (most lines: the header's unit, or a per-share / share unit checked below)
             currency = currency_of(unit)
-            if currency is not None and currency != currency_of(header):
+            if currency is not None and currency != header_currency:
                 labels[i] += f"（{zh_amount_unit(currency)}）" if language == "zh" else f" ({currency})"
     return labels
 

@@ -91,13 +91,13 @@ def fix_scale_slips(df: pd.DataFrame, kind: pd.Series) -> tuple[pd.DataFrame, li
     ni = df[df["concept"].isin(NET_INCOME)].sort_values(
         "concept", key=lambda s: s.map({c: i for i, c in enumerate(NET_INCOME)}), kind="stable")
     eps_at: dict[tuple, dict[str, float]] = {}
-    for k, c, u, v in zip(eps[win].itertuples(index=False, name=None), eps["concept"], eps["unit"], eps["value"]):
-        if currency_of(u) is not None:
-            eps_at.setdefault((*k, c), {})[currency_of(u)] = v
+    for k, c, currency, v in zip(eps[win].itertuples(index=False, name=None), eps["concept"], map(currency_of, eps["unit"]), eps["value"]):
+        if currency is not None:
+            eps_at.setdefault((*k, c), {})[currency] = v
     ni_at: dict[tuple, float] = {}
-    for k, u, v in zip(ni[win].itertuples(index=False, name=None), ni["unit"], ni["value"]):
-        if currency_of(u) is not None:
-            ni_at.setdefault((*k, currency_of(u)), v)
+    for k, currency, v in zip(ni[win].itertuples(index=False, name=None), map(currency_of, ni["unit"]), ni["value"]):
+        if currency is not None:
+            ni_at.setdefault((*k, currency), v)
     fix: dict[int, float] = {}
     drop: list[int] = []
     groups = {k: g for k, g in df[df["concept"].isin(list(EPS_OF))].groupby(["company", "concept"])}
