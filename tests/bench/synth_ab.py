@@ -2,6 +2,7 @@
 
     TIKTOKEN_CACHE_DIR=../shared/tiktoken python tests/bench/synth_ab.py --old 97908c2 [--num 10000] [--rounds 3]
     ... --source bulk.zip   # another input (e.g. `synth_bulk.py`'s 100-company zip: the per-company cold work)
+    ... --source bulk.zip --cache-build [--workers 2]   # time the store cache builds instead (each into a fresh folder)
 
 This machine's CPU seconds drift by ±15 % between runs of the same code, so two code versions are only compared
 run by run, interleaved (old, new, old, new, ...). The old commit is exported with `git archive` into a temp folder
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,12 +81,33 @@ def run(env: dict, out: Path, num: int, source: str | None = None) -> tuple[floa
     return ru.ru_utime + ru.ru_stime, digest
 
 
+def build(env: dict, root: Path, source: str | None, workers: int) -> tuple[float, float, float, str]:
+    """One store cache build into the empty cache root `root`: wall s, CPU s, peak RSS MB (wait4) and the sha256 of its
+    files (names and bytes, in name order)."""
+    env = dict(env, LEDGERLM_CACHE_DIR=str(root))
+    cmd = [sys.executable, "-c", BOOT, "ledgerlm.synth.finindices.storecache", *([source] if source else []),
+           "--workers", str(workers)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root.parent)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status):
+        sys.exit(f"cache build failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
+    (folder,) = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    digest = hashlib.sha256()
+    for f in sorted(folder.iterdir()):
+        digest.update(f.name.encode() + b"\0" + f.read_bytes())
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, digest.hexdigest()[:12]
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--old", required=True, help="the commit to compare the working tree with")
     p.add_argument("--num", type=int, default=10_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--source", help="input file or folder for both versions (default: the embedded data)")
+    p.add_argument("--cache-build", action="store_true", help="time each version's store cache build instead of synth")
+    p.add_argument("--workers", type=int, default=2, help="--workers of the cache builds (--cache-build)")
     args = p.parse_args()
     source = str(Path(args.source).resolve()) if args.source else None
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,6 +118,15 @@ def main() -> int:
         digests = set()
         for i in range(args.rounds):
             for name, env in versions.items():
+                if args.cache_build:
+                    (tmp / f"cache-{name}{i}").mkdir()
+                    wall, seconds, rss, digest = build(env, tmp / f"cache-{name}{i}", source, args.workers)
+                    cpu[name].append(seconds)
+                    digests.add(digest)
+                    print(f"round {i + 1} {name} ({args.old if name == 'old' else 'working tree'}): cache build {wall:.1f} s "
+                          f"wall, {seconds:.1f} s CPU, peak RSS {rss:.0f} MB, files sha256 {digest}, load "
+                          f"{os.getloadavg()[0]:.2f}", flush=True)
+                    continue
                 seconds, digest = run(env, tmp / f"{name}{i}", args.num, source)
                 cpu[name].append(seconds)
                 digests.add(digest)
